@@ -1,0 +1,253 @@
+"""Data types and torch's type-promotion rules.
+
+A ``mytorch.dtype`` wraps a NumPy dtype. Promotion follows PyTorch, not NumPy:
+tensors with dimensions win over 0-dim tensors, which win over Python numbers,
+unless a lower-priority operand belongs to a higher *category*
+(bool < integer < floating < complex).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32",
+    "float64", "complex64", "complex128", "half", "float", "double", "short", "int", "long",
+    "cfloat", "cdouble", "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
+    "promote_types", "result_type", "can_cast",
+]
+
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
+
+
+class dtype:
+    """A tensor element type, e.g. ``mytorch.float32``. Compare with ``is`` or ``==``."""
+
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed", "_cat")
+
+    def __init__(self, name: str, np_dtype: Any, cat: int) -> None:
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self._cat = cat
+        self.is_floating_point = cat == _FLOAT
+        self.is_complex = cat == _COMPLEX
+        self.is_signed = name not in ("bool", "uint8")
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return (_from_name, (self.name,))
+
+    def to_real(self) -> "dtype":
+        return {complex64: float32, complex128: float64}.get(self, self)
+
+    def to_complex(self) -> "dtype":
+        return {float32: complex64, float64: complex128, float16: complex64}.get(self, self)
+
+
+def _from_name(name: str) -> dtype:
+    return _BY_NAME[name]
+
+
+bool = dtype("bool", np.bool_, _BOOL)  # noqa: A001 - mirrors torch.bool
+uint8 = dtype("uint8", np.uint8, _INT)
+int8 = dtype("int8", np.int8, _INT)
+int16 = dtype("int16", np.int16, _INT)
+int32 = dtype("int32", np.int32, _INT)
+int64 = dtype("int64", np.int64, _INT)
+float16 = dtype("float16", np.float16, _FLOAT)
+float32 = dtype("float32", np.float32, _FLOAT)
+float64 = dtype("float64", np.float64, _FLOAT)
+complex64 = dtype("complex64", np.complex64, _COMPLEX)
+complex128 = dtype("complex128", np.complex128, _COMPLEX)
+
+half, float, double = float16, float32, float64  # noqa: A001
+short, int, long = int16, int32, int64  # noqa: A001
+cfloat, cdouble = complex64, complex128
+
+_ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
+_BY_NAME = {d.name: d for d in _ALL}
+_BY_NP = {d.np: d for d in _ALL}
+_BY_NP_TYPE = {d.np.type: d for d in _ALL}
+
+_default_float = float32
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of floating tensors made from Python floats (float32 unless changed)."""
+    return _default_float
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Change the default floating dtype (only float32 and float64 are allowed, as in torch)."""
+    global _default_float
+    if d not in (float32, float64, float16):
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default_float = d
+    _PROMO_CACHE.clear()
+
+
+def from_numpy_dtype(npd: Any) -> dtype:
+    """Map a NumPy dtype to mytorch's dtype; TypeError for types torch has no tensor for."""
+    try:
+        return _BY_NP[np.dtype(npd)]
+    except (KeyError, TypeError):
+        pass
+    npd = np.dtype(npd)
+    raise TypeError(
+        f"can't convert np.ndarray of type numpy.{npd}. The only supported types are: float64, "
+        "float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
+    )
+
+
+def to_dtype(d: Any) -> dtype:
+    """Accept a mytorch dtype, a NumPy dtype, a Python type (float/int/bool) or a name."""
+    if isinstance(d, dtype):
+        return d
+    if d is _py_float:
+        return _default_float
+    if d is _py_int:
+        return int64
+    if d is _py_bool:
+        return bool
+    if isinstance(d, str):
+        d = d.removeprefix("torch.")
+        if d in _BY_NAME:
+            return _BY_NAME[d]
+        alias = {"float": float32, "double": float64, "half": float16, "long": int64,
+                 "int": int32, "short": int16, "cfloat": complex64, "cdouble": complex128}
+        if d in alias:
+            return alias[d]
+        raise TypeError(f"unknown dtype name {d!r}")
+    return from_numpy_dtype(d)
+
+
+import builtins as _builtins  # noqa: E402
+
+_py_float, _py_int, _py_bool, _py_complex = _builtins.float, _builtins.int, _builtins.bool, _builtins.complex
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both ``a`` and ``b`` convert to (torch.promote_types)."""
+    if a is b:
+        return a
+    if a._cat == b._cat:
+        if a._cat == _INT and (a is uint8 or b is uint8):
+            other = b if a is uint8 else a
+            return int16 if other is int8 else other
+        return _BY_NP[np.promote_types(a.np, b.np)]
+    hi, lo = (a, b) if a._cat > b._cat else (b, a)
+    if hi._cat == _COMPLEX and lo is float64:
+        return complex128
+    return hi
+
+
+def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    # Port of ATen's combine_categories.
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher._cat == _COMPLEX:
+        return higher
+    if lower._cat == _COMPLEX:
+        return higher.to_complex() if higher._cat == _FLOAT else lower
+    if higher._cat == _FLOAT:
+        return higher
+    if higher is bool or lower._cat == _FLOAT:
+        return promote_types(higher, lower)
+    return higher
+
+
+def scalar_dtype(x: Any) -> dtype:
+    """The dtype a Python number stands for when it meets a tensor."""
+    if isinstance(x, _py_bool):
+        return bool
+    if isinstance(x, _py_int):
+        return int64
+    if isinstance(x, _py_float):
+        return _default_float
+    if isinstance(x, _py_complex):
+        return _default_float.to_complex()
+    if isinstance(x, np.generic):
+        return from_numpy_dtype(x.dtype)
+    raise TypeError(f"unsupported scalar type {type(x).__name__}")
+
+
+_PROMO_CACHE: dict = {}
+
+
+def result_type_key(key: tuple) -> dtype:
+    """Promote a tuple of (priority, dtype) pairs; priority 2=tensor with dims, 1=0-dim, 0=number."""
+    res = _PROMO_CACHE.get(key)
+    if res is not None:
+        return res
+    states: list[dtype | None] = [None, None, None]
+    for prio, d in key:
+        cur = states[prio]
+        states[prio] = d if cur is None else promote_types(cur, d)
+    res = _combine(states[2], _combine(states[1], states[0]))
+    _PROMO_CACHE[key] = res
+    return res
+
+
+def result_type(*operands: Any) -> dtype:
+    """torch.result_type: the dtype an arithmetic op over ``operands`` produces."""
+    from ._tensor import Tensor
+
+    key = []
+    for x in operands:
+        if isinstance(x, Tensor):
+            key.append((2 if x._data.ndim else 1, x.dtype))
+        else:
+            key.append((0, scalar_dtype(x)))
+    return result_type_key(tuple(key))
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """torch.can_cast: False when casting would lose a category (float→int, complex→float, …)."""
+    if from_._cat <= to._cat:
+        return True
+    return False
+
+
+class finfo:
+    """Machine limits of a floating dtype (torch.finfo)."""
+
+    def __init__(self, type: dtype | None = None) -> None:  # noqa: A002
+        d = _default_float if type is None else to_dtype(type)
+        if d._cat < _FLOAT:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to "
+                            "handle 'torch.finfo'")
+        info = np.finfo(d.np)
+        self.dtype = d.to_real().name
+        self.bits = info.bits
+        self.eps = _py_float(info.eps)
+        self.max = _py_float(info.max)
+        self.min = _py_float(info.min)
+        self.tiny = self.smallest_normal = _py_float(info.smallest_normal)
+        self.resolution = _py_float(info.resolution)
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:
+    """Machine limits of an integer dtype (torch.iinfo)."""
+
+    def __init__(self, type: dtype) -> None:  # noqa: A002
+        d = to_dtype(type)
+        if d._cat != _INT:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
+                            "handle 'torch.iinfo'")
+        info = np.iinfo(d.np)
+        self.dtype = d.name
+        self.bits, self.max, self.min = info.bits, _py_int(info.max), _py_int(info.min)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

@@ -1,0 +1,1 @@
+"""Tensor operations, one module per family; each attaches its functions to ``Tensor``."""

@@ -1,0 +1,614 @@
+"""``mytorch.Tensor``: an n-dimensional array (NumPy or CuPy) plus what autograd needs.
+
+The class itself only knows how to *hold* data: attributes (shape, dtype, device, strides),
+conversions, device moves and the autograd bookkeeping. Operations live in ``mytorch/_ops/``;
+each module there attaches its functions to ``Tensor`` as methods with :func:`tensor_method`.
+"""
+from __future__ import annotations
+
+import builtins
+import warnings
+import weakref
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from . import _dtype as D
+from ._device import CPU, as_device, cuda_backend, device, xp_for
+from .autograd.grad_mode import STATE
+from .autograd.graph import needs_grad, record
+
+__all__ = ["Tensor", "Size", "tensor_method", "is_tensor", "wrap"]
+
+_py_float, _py_int, _py_bool = builtins.float, builtins.int, builtins.bool
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple that prints as ``torch.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, key):  # slicing keeps the type, like torch
+        out = tuple.__getitem__(self, key)
+        return Size(out) if isinstance(key, slice) else out
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+
+class _VersionCounter:
+    """Shared by a tensor and all its views: bumped by every in-place change."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class Tensor:
+    """A multi-dimensional array that can record operations for automatic differentiation."""
+
+    __slots__ = ("_data", "_device", "_requires_grad", "grad", "grad_fn", "_vc", "_base",
+                 "_acc_node", "_leaf_hooks", "_retains_grad", "__weakref__", "__dict__")
+    # NumPy must hand mixed expressions (ndarray * Tensor) to our reflected operators.
+    __array_ufunc__ = None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Tensor":
+        return object.__new__(cls)
+
+    def __init__(self, *args: Any, device: Any = None, dtype: Any = None) -> None:
+        """Legacy constructor: ``Tensor(2, 3)`` (uninitialised float tensor) or ``Tensor([1, 2])``."""
+        if hasattr(self, "_data"):
+            return  # built by a subclass's __new__ (e.g. Parameter)
+        dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
+        dev = as_device(device)
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            arr = np.array(args[0].tolist() if isinstance(args[0], Tensor) else args[0], dtype=dt.np)
+        else:
+            shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+            arr = np.empty(tuple(int(s) for s in shape), dtype=dt.np)
+        _init(self, arr if dev.type == "cpu" else cuda_backend().to_device(arr, dev.index), dev)
+
+    # ------------------------------------------------------------------ construction helpers
+    @classmethod
+    def _wrap(cls, arr: Any, dev: device = CPU) -> "Tensor":
+        t = object.__new__(cls)
+        _init(t, arr, dev)
+        return t
+
+    # ------------------------------------------------------------------ basic attributes
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None) -> Any:
+        """The shape (a ``Size``), or the length of one dimension."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self) -> D.dtype:
+        return D._BY_NP[self._data.dtype]
+
+    @property
+    def device(self) -> device:
+        return self._device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._device.type == "cpu"
+
+    @property
+    def layout(self) -> Any:
+        from ._layout import strided
+
+        return strided
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._data.nbytes)
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    def type(self, dtype: Any = None) -> Any:
+        """Without an argument, the legacy type name (``'torch.FloatTensor'``); else cast."""
+        if dtype is None:
+            base = _LEGACY_NAMES[self.dtype.name]
+            return f"torch.cuda.{base}" if self.is_cuda else f"torch.{base}"
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+            name = dtype.rsplit(".", 1)[-1]
+            inv = {v: k for k, v in _LEGACY_NAMES.items()}
+            if name not in inv:
+                raise TypeError(f"invalid type: '{dtype}'")
+            return self.to(D._BY_NAME[inv[name]])
+        return self.to(D.to_dtype(dtype))
+
+    # ------------------------------------------------------------------ memory layout
+    def stride(self, dim: int | None = None) -> Any:
+        """Steps (in elements, not bytes) to move one index along each dimension."""
+        item = self._data.itemsize
+        st = tuple(s // item for s in self._data.strides)
+        if dim is None:
+            return st
+        return st[_wrap_dim(dim, self._data.ndim)]
+
+    def storage_offset(self) -> int:
+        from ._storage import storage_offset
+
+        return storage_offset(self)
+
+    def data_ptr(self) -> int:
+        arr = self._data
+        if hasattr(arr, "data") and hasattr(arr.data, "ptr"):  # cupy
+            return int(arr.data.ptr)
+        return int(arr.__array_interface__["data"][0])
+
+    def untyped_storage(self) -> Any:
+        from ._storage import UntypedStorage
+
+        return UntypedStorage._of(self)
+
+    def storage(self) -> Any:
+        from ._storage import TypedStorage
+
+        return TypedStorage._of(self)
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        from ._layout import channels_last, contiguous_format
+
+        if memory_format in (None, contiguous_format):
+            return _is_c_contiguous(self)
+        if memory_format is channels_last:
+            if self._data.ndim != 4:
+                return False
+            n, c, h, w = self._data.shape
+            want = (h * w * c, 1, w * c, c)
+            st = self.stride()
+            return all(s == w_ or dim == 1 for s, w_, dim in zip(st, want, self._data.shape))
+        raise RuntimeError(f"unsupported memory format {memory_format}")
+
+    def is_set_to(self, other: "Tensor") -> bool:
+        return (self.data_ptr() == other.data_ptr() and self.shape == other.shape
+                and self.stride() == other.stride())
+
+    # ------------------------------------------------------------------ conversion
+    def item(self) -> Any:
+        """The single value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._host().reshape(()).item()
+
+    def tolist(self) -> Any:
+        """Nested Python lists of Python numbers (a copy)."""
+        return self._host().tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """A NumPy array **sharing memory** with this CPU tensor."""
+        if not force:
+            if self._requires_grad:
+                raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                                   "Use tensor.detach().numpy() instead.")
+            if self._device.type != "cpu":
+                raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use "
+                                "Tensor.cpu() to copy the tensor to host memory first.")
+            return self._data
+        return self._host()
+
+    def _host(self) -> np.ndarray:
+        if self._device.type == "cpu":
+            return self._data
+        return cuda_backend().to_host(self._data)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        arr = self._host()
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Iterator["Tensor"]:
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return _py_bool(self.item())
+
+    def __float__(self) -> float:
+        return _py_float(self.item())
+
+    def __int__(self) -> int:
+        return _py_int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self._data.size != 1 or self.dtype._cat != D._INT and self.dtype is not D.bool:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return _py_int(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        from ._printing import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    def __reduce_ex__(self, protocol: int) -> Any:
+        return (_rebuild, (self._host().copy(), str(self._device), self._requires_grad))
+
+    def __deepcopy__(self, memo: dict) -> "Tensor":
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                               "the deepcopy protocol at the moment.")
+        new = type(self)._wrap(self._data.copy(), self._device) if type(self) is Tensor else \
+            _rebuild_subclass(self)
+        new._requires_grad = self._requires_grad
+        if self.grad is not None:
+            new.grad = self.grad.clone()
+        memo[id(self)] = new
+        return new
+
+    # ------------------------------------------------------------------ devices and dtypes
+    def to(self, *args: Any, **kwargs: Any) -> "Tensor":
+        """Cast and/or move: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``.
+
+        Returns ``self`` when nothing changes (and ``copy=False``), like torch.
+        """
+        dev, dt, copy = _parse_to(self, args, kwargs)
+        if dev == self._device and dt is self.dtype and not copy:
+            return self
+        arr = self._data
+        src_dev = self._device
+        if dt is not self.dtype:
+            arr = arr.astype(dt.np)
+        if dev != src_dev:
+            if src_dev.type == "cpu":
+                arr = cuda_backend().to_device(arr, dev.index)
+            elif dev.type == "cpu":
+                arr = cuda_backend().to_host(arr)
+            else:
+                arr = cuda_backend().to_device(cuda_backend().to_host(arr), dev.index)
+        elif arr is self._data:
+            arr = arr.copy()
+        out = Tensor._wrap(arr, dev)
+        if needs_grad(self):
+            src_dt = self.dtype
+            record("ToCopyBackward0", out, (self,),
+                   lambda g: (g.to(src_dev, src_dt),))
+        return out
+
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> "Tensor":
+        """Copy to a CUDA device (``cuda:device``, or the current one); ``self`` if already there."""
+        return self.to(as_device("cuda" if device is None else device))
+
+    def cpu(self) -> "Tensor":
+        return self.to(CPU)
+
+    def pin_memory(self) -> "Tensor":
+        """Page-locked memory speeds up host→GPU copies; here it returns a (CPU) copy-free alias."""
+        return self
+
+    def is_pinned(self) -> bool:
+        return False
+
+    def float(self) -> "Tensor":
+        return self.to(D.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(D.float64)
+
+    def half(self) -> "Tensor":
+        return self.to(D.float16)
+
+    def long(self) -> "Tensor":
+        return self.to(D.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(D.int32)
+
+    def short(self) -> "Tensor":
+        return self.to(D.int16)
+
+    def char(self) -> "Tensor":
+        return self.to(D.int8)
+
+    def byte(self) -> "Tensor":
+        return self.to(D.uint8)
+
+    def bool(self) -> "Tensor":
+        return self.to(D.bool)
+
+    def cfloat(self) -> "Tensor":
+        return self.to(D.complex64)
+
+    def cdouble(self) -> "Tensor":
+        return self.to(D.complex128)
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        return self.to(other.dtype)
+
+    # ------------------------------------------------------------------ autograd state
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self.grad_fn is not None and not value:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                               "want to use a computed variable in a subgraph that doesn't require "
+                               "differentiation use var_no_grad = var.detach().")
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = _py_bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not produced by a recorded operation (the graph's inputs)."""
+        return self.grad_fn is None
+
+    @property
+    def _version(self) -> int:
+        return self._vc.value
+
+    def _bump(self) -> None:
+        """Record an in-place modification (checked by backward for saved tensors)."""
+        self._vc.value += 1
+
+    @property
+    def data(self) -> "Tensor":
+        """The same storage without autograd history (changes are invisible to autograd)."""
+        t = Tensor._wrap(self._data, self._device)
+        t._vc = _VersionCounter()
+        return t
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._data = value._data
+        self._device = value._device
+
+    def detach(self) -> "Tensor":
+        """A new tensor sharing storage, cut off from the graph (``requires_grad=False``)."""
+        t = Tensor._wrap(self._data, self._device)
+        t._vc = self._vc
+        return t
+
+    def detach_(self) -> "Tensor":
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None:
+            return
+        self._retains_grad = True
+        self.grad_fn._retained = weakref.ref(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def register_hook(self, hook: Callable[["Tensor"], "Tensor | None"]) -> Any:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new grad."""
+        from .utils.hooks import RemovableHandle
+
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:
+            if self._leaf_hooks is None:
+                self._leaf_hooks = []
+            return RemovableHandle(self._leaf_hooks, hook)
+        node = self.grad_fn
+        if node._pre_hooks is None:
+            node._pre_hooks = []
+        return RemovableHandle(node._pre_hooks, hook)
+
+    def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Sequence["Tensor"] | None = None) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``."""
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+
+
+# Attributes whose value is read on every tensor; set once so __getattr__ is never needed.
+def _init(t: Tensor, arr: Any, dev: device) -> None:
+    if type(arr) is not np.ndarray and dev.type == "cpu":
+        arr = np.asarray(arr)
+    t._data = arr
+    t._device = dev
+    t._requires_grad = False
+    t.grad = None
+    t.grad_fn = None
+    t._vc = _VersionCounter()
+    t._base = None
+    t._acc_node = None
+    t._leaf_hooks = None
+    t._retains_grad = False
+
+
+def wrap(arr: Any, dev: device = CPU) -> Tensor:
+    """Fast constructor used by operations: a Tensor over ``arr`` (0-d results become arrays)."""
+    t = object.__new__(Tensor)
+    if dev.type == "cpu" and type(arr) is not np.ndarray:
+        arr = np.asarray(arr)
+    t._data = arr
+    t._device = dev
+    t._requires_grad = False
+    t.grad = None
+    t.grad_fn = None
+    t._vc = _VersionCounter()
+    t._base = None
+    t._acc_node = None
+    t._leaf_hooks = None
+    t._retains_grad = False
+    return t
+
+
+def make_view(base: Tensor, arr: Any) -> Tensor:
+    """A tensor over ``arr``, a view of ``base``'s memory: shares its version counter."""
+    t = wrap(arr, base._device)
+    t._vc = base._vc
+    t._base = base if base._base is None else base._base
+    return t
+
+
+def _rebuild(arr: np.ndarray, dev: str, requires_grad: bool) -> Tensor:
+    t = Tensor._wrap(arr, CPU)
+    if dev != "cpu":
+        t = t.to(dev)
+    t._requires_grad = requires_grad
+    return t
+
+
+def _rebuild_subclass(t: Tensor) -> Tensor:
+    new = object.__new__(type(t))
+    _init(new, t._data.copy(), t._device)
+    if hasattr(t, "__dict__"):
+        new.__dict__.update({k: v for k, v in t.__dict__.items()})
+    return new
+
+
+def _is_c_contiguous(t: Tensor) -> bool:
+    # Like torch, dimensions of size 1 may have any stride.
+    arr = t._data
+    if arr.flags.c_contiguous:
+        return True
+    expected = arr.itemsize
+    for n, s in zip(reversed(arr.shape), reversed(arr.strides)):
+        if n != 1 and s != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def _parse_to(t: Tensor, args: tuple, kwargs: dict) -> tuple[device, D.dtype, bool]:
+    dev, dt = t._device, t.dtype
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    items = list(args)
+    if "device" in kwargs:
+        items.append(kwargs.pop("device"))
+    if "dtype" in kwargs:
+        items.append(kwargs.pop("dtype"))
+    if "other" in kwargs:
+        items.append(kwargs.pop("other"))
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in items:
+        if isinstance(a, _py_bool):
+            continue  # positional non_blocking / copy flags of old call forms
+        if isinstance(a, Tensor):
+            dev, dt = a._device, a.dtype
+        elif isinstance(a, D.dtype):
+            dt = a
+        elif isinstance(a, (str, device, _py_int)):
+            dev = as_device(a)
+        elif a is None:
+            continue
+        else:
+            dt = D.to_dtype(a)
+    return dev, dt, copy
+
+
+_LEGACY_NAMES = {
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+    "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
+    "uint8": "ByteTensor", "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
+    "complex128": "ComplexDoubleTensor",
+}
+
+
+def tensor_method(name: str | None = None, *, also: Sequence[str] = ()) -> Callable:
+    """Decorator for op modules: attach ``fn`` to Tensor as method ``name`` (and aliases)."""
+
+    def deco(fn: Callable) -> Callable:
+        setattr(Tensor, name or fn.__name__, fn)
+        for alias in also:
+            setattr(Tensor, alias, fn)
+        return fn
+
+    return deco
+
+
+def is_tensor(obj: Any) -> bool:
+    """True when ``obj`` is a mytorch Tensor (or a subclass such as Parameter)."""
+    return isinstance(obj, Tensor)
+
+
+warnings.filterwarnings("default", category=UserWarning, module="mytorch")

@@ -1,0 +1,97 @@
+"""Switches that decide whether operations are recorded in the autograd graph.
+
+All four work as context managers and as decorators, like their torch namesakes.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, TypeVar
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _State:
+    __slots__ = ("enabled", "inference")
+
+    def __init__(self) -> None:
+        self.enabled = True
+        self.inference = False
+
+
+STATE = _State()
+
+
+def is_grad_enabled() -> bool:
+    """True when new operations are being recorded for backward."""
+    return STATE.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return STATE.inference
+
+
+class _GradMode:
+    """Base: subclasses say which (enabled, inference) pair holds inside the block."""
+
+    _target: tuple[bool, bool]
+
+    def __enter__(self) -> None:
+        self._prev = (STATE.enabled, STATE.inference)
+        STATE.enabled, STATE.inference = self._target
+
+    def __exit__(self, *exc: object) -> None:
+        STATE.enabled, STATE.inference = self._prev
+
+    def __call__(self, func: F) -> F:
+        target = self._target
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            prev = (STATE.enabled, STATE.inference)
+            STATE.enabled, STATE.inference = target
+            try:
+                return func(*args, **kwargs)
+            finally:
+                STATE.enabled, STATE.inference = prev
+
+        return wrapper  # type: ignore[return-value]
+
+
+class no_grad(_GradMode):
+    """Do not record operations: for evaluation, and for updating weights by hand."""
+
+    def __init__(self) -> None:
+        self._target = (False, STATE.inference)
+
+    def __enter__(self) -> None:
+        self._target = (False, STATE.inference)
+        super().__enter__()
+
+
+class enable_grad(_GradMode):
+    """Record operations again inside a ``no_grad`` block."""
+
+    def __init__(self) -> None:
+        self._target = (True, False)
+
+
+class set_grad_enabled(_GradMode):
+    """Turn recording on or off; usable as a function call, a context manager or a decorator."""
+
+    def __init__(self, mode: bool) -> None:
+        self._target = (bool(mode), STATE.inference)
+        self._prev = (STATE.enabled, STATE.inference)
+        STATE.enabled = bool(mode)  # takes effect at once when used as a plain call
+
+    def __enter__(self) -> None:
+        STATE.enabled, STATE.inference = self._target
+
+
+class inference_mode(_GradMode):
+    """Like no_grad, and tensors made inside can never join a graph later (the old ``volatile``)."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self._target = (not mode, bool(mode))
