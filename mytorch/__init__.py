@@ -23,6 +23,7 @@ from ._layout import channels_last, contiguous_format, layout, memory_format, pr
 from ._tensor import Size, Tensor, is_tensor
 from ._creation import *  # noqa: F401,F403
 from ._ops.pointwise import *  # noqa: F401,F403
+from ._ops.comparison import *  # noqa: F401,F403
 from ._ops.reduction import *  # noqa: F401,F403
 from ._ops.shape import *  # noqa: F401,F403
 from ._ops.indexing import *  # noqa: F401,F403
