@@ -1,0 +1,86 @@
+# mytorch book: one entry point for setting up, checking, building and testing.
+# Run `make` or `make help` to see the targets.
+
+SHELL := bash
+.DEFAULT_GOAL := help
+.SUFFIXES:
+
+VENV    ?= .venv
+JOBS    ?= 2
+PORT    ?= 8888
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+BOOTPY  := $(shell command -v python3.11 2>/dev/null || command -v python3 2>/dev/null)
+BOOKKIT := $(PY) -m bookkit
+
+ifeq ($(BOOTPY),)
+$(error no python3.11 or python3 on PATH: install Python 3.11, then run make again)
+endif
+USAGE := usage: make <target> [JOBS=2|auto] [PORT=8888]; `make help` lists the targets
+
+ifeq ($(shell [[ "$(JOBS)" =~ ^([1-9][0-9]*|auto)$$ ]] && echo ok),)
+$(info $(USAGE))
+$(error JOBS must be a positive number or 'auto' (got '$(JOBS)'); e.g. make test JOBS=4)
+endif
+ifeq ($(shell [[ "$(PORT)" =~ ^[0-9]+$$ ]] && echo ok),)
+$(info $(USAGE))
+$(error PORT must be a number (got '$(PORT)'); e.g. make lab PORT=8899)
+endif
+
+.PHONY: help venv lab test checks book exercises colab check bench clean
+
+help: ## list the targets
+	@echo "usage: make <target> [JOBS=2|auto] [PORT=8888]"
+	@echo
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  \1\t/' | expand -t 14
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(BOOTPY) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -e '.[dev,lab]'
+	@touch $@
+
+venv: $(STAMP) ## create .venv and install everything (re-runs when pyproject.toml changes)
+
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
+$(LAB_SETTINGS): $(STAMP)
+	@mkdir -p $(dir $@)
+	@echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' > $@
+
+lab: $(STAMP) $(LAB_SETTINGS) ## start JupyterLab on chapters/ (.md chapters open as notebooks)
+	$(PY) -m jupyter lab --port=$(PORT) --ServerApp.root_dir=chapters $(if $(filter 0,$(shell id -u)),--allow-root)
+
+checks: $(STAMP) ## only the fast sync checks (bilingual, teaches, exercises, colab)
+	$(BOOKKIT) check-bilingual
+	$(BOOKKIT) check-teaches
+	$(BOOKKIT) exercises --check
+	$(BOOKKIT) colab --check
+
+test: checks ## all checks, then the whole test suite (pytest -n JOBS)
+	$(PY) -m pytest -n $(JOBS)
+
+book: $(STAMP) ## execute every chapter into build/ (ipynb + html, bilingual/zh/en)
+	$(BOOKKIT) book
+
+exercises: $(STAMP) ## regenerate exercises/ from solutions/
+	$(BOOKKIT) exercises
+
+colab: $(STAMP) ## regenerate notebooks/{zh,en}/ for Colab
+	$(BOOKKIT) colab
+
+check: $(STAMP) ## students: run your exercises' visible tests, print a verdict table
+	$(BOOKKIT) grade
+
+bench: $(STAMP) ## run the benchmarks (python -m bench)
+	@if [ -f bench/__main__.py ]; then $(PY) -m bench; else echo "no benchmarks yet (bench/__main__.py does not exist)"; fi
+
+clean: ## remove build/ and caches (keeps .venv)
+	rm -rf build .pytest_cache .ruff_cache .hypothesis
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +
+
+Makefile pyproject.toml: ;
+
+%:
+	@echo "make: unknown target '$@'" >&2
+	@$(MAKE) --no-print-directory help >&2
+	@exit 2

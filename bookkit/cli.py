@@ -1,0 +1,180 @@
+"""The command line: ``python -m bookkit <command>``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bookkit.project import ConfigError, Project, find_root
+from bookkit.report import Problem, print_problems
+
+DESCRIPTION = """Tooling of the mytorch book / 本书的工具.
+
+commands:
+  check-bilingual  every prose cell is tagged zh/en, in zh→en pairs with matching headings
+  check-teaches    chapters only use mytorch API taught so far (front matter `teaches:`)
+  exercises        regenerate exercises/ from solutions/ (--check: fail if stale)
+  colab            regenerate notebooks/{zh,en}/ for Colab (--check: fail if stale)
+  book             execute every chapter into build/{bilingual,zh,en}/NN.ipynb + .html
+  grade            run the visible tests of exercises/*.md and print a verdict table
+"""
+
+
+def _sources(project: Project, files: list[Path]) -> list[Path]:
+    return files or [*project.chapters(), *project.solutions(), *project.exercises()]
+
+
+def cmd_check_bilingual(project: Project, args: argparse.Namespace) -> int:
+    from bookkit.bilingual import check_file
+
+    files = _sources(project, args.files)
+    if not files:
+        print("no chapters, solutions or exercises found yet: nothing to check")
+        return 0
+    problems: list[Problem] = []
+    for path in files:
+        problems += check_file(path)
+    return print_problems("check-bilingual", problems, len(files), project.root)
+
+
+def cmd_check_teaches(project: Project, args: argparse.Namespace) -> int:
+    from bookkit.teaches import check, tensor_methods
+
+    chapters = project.chapters()
+    others = [*project.solutions(), *project.exercises()]
+    if not chapters and not others:
+        print("no chapters found yet: nothing to check")
+        return 0
+    methods, why = tensor_methods(project.root)
+    if methods is None:
+        print(f"note: {why}; Tensor method calls are not checked, only `torch.X` uses "
+              "(this check gets stricter once mytorch.Tensor exists)")
+    problems = check(chapters, others, methods)
+    return print_problems("check-teaches", problems, len(chapters) + len(others), project.root)
+
+
+def _report_sync(title: str, report, root: Path, check: bool, fix: str) -> int:
+    def rel(path: Path) -> str:
+        return str(path.relative_to(root))
+
+    if check:
+        if report.ok:
+            print(f"✓ {title}: up to date")
+            return 0
+        for path in report.stale:
+            print(f"stale or missing: {rel(path)}")
+        for path in report.orphans:
+            print(f"orphan (no source any more): {rel(path)}")
+        print(f"✗ {title} is out of date: run `{fix}` and commit the result")
+        return 1
+    for path in report.stale:
+        print(f"wrote {rel(path)}")
+    for path in report.orphans:
+        print(f"removed orphan {rel(path)}")
+    print(f"✓ {title}: {len(report.stale)} written, {len(report.orphans)} removed")
+    return 0
+
+
+def cmd_exercises(project: Project, args: argparse.Namespace) -> int:
+    from bookkit.exercises import sync
+
+    report = sync(project.solutions(), project.exercises_dir, write=not args.check)
+    return _report_sync("exercises/", report, project.root, args.check, "make exercises")
+
+
+def cmd_colab(project: Project, args: argparse.Namespace) -> int:
+    from bookkit.colab import sync
+
+    report = sync(project, write=not args.check)
+    return _report_sync("notebooks/ (Colab)", report, project.root, args.check, "make colab")
+
+
+def cmd_book(project: Project, args: argparse.Namespace) -> int:
+    from bookkit.build import build
+
+    chapters = args.chapters or project.chapters()
+    if not chapters:
+        print("no chapters/NN_slug.md found: nothing to build")
+        return 1
+    index = build(project, [p.resolve() for p in chapters], timeout=args.timeout)
+    print(f"✓ book built: open {index.relative_to(project.root)}")
+    return 0
+
+
+def cmd_grade(project: Project, args: argparse.Namespace) -> int:
+    from bookkit.grading import grade, table
+
+    files = args.files or project.exercises()
+    if not files:
+        print("no exercises/NN_slug_exercises.md found: nothing to grade")
+        return 0
+    verdicts = []
+    for path in files:
+        print(f"running {path.name} …", flush=True)
+        verdicts += grade(path.resolve(), project.chapters_dir, project.root, timeout=args.timeout)
+    print(table(verdicts, project.root))
+    return 0 if all(v.passed for v in verdicts) else 1
+
+
+def _timeout(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of seconds, not {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return value
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for tests and docs)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bookkit", description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--root", type=Path, help="repository root (default: found from the cwd)")
+    sub = parser.add_subparsers(dest="command", metavar="<command>")
+
+    p = sub.add_parser("check-bilingual", help="check the zh/en pairing of prose cells")
+    p.add_argument("files", nargs="*", type=Path, help="files to check (default: all)")
+    p.set_defaults(func=cmd_check_bilingual)
+
+    p = sub.add_parser("check-teaches", help="check chapters only use API taught so far")
+    p.set_defaults(func=cmd_check_teaches)
+
+    for name, func, what in (("exercises", cmd_exercises, "exercises/ from solutions/"),
+                             ("colab", cmd_colab, "notebooks/ for Colab")):
+        p = sub.add_parser(name, help=f"regenerate {what}")
+        p.add_argument("--check", action="store_true",
+                       help="write nothing; exit 1 listing stale files")
+        p.set_defaults(func=func)
+
+    p = sub.add_parser("book", help="execute chapters into build/ (ipynb + html)")
+    p.add_argument("chapters", nargs="*", type=Path, help="chapters to build (default: all)")
+    p.add_argument("--timeout", type=_timeout, default=600, help="seconds per cell (default 600)")
+    p.set_defaults(func=cmd_book)
+
+    p = sub.add_parser("grade", help="run visible exercise tests, print a verdict table")
+    p.add_argument("files", nargs="*", type=Path, help="exercise notebooks (default: exercises/)")
+    p.add_argument("--timeout", type=_timeout, default=600, help="seconds per cell (default 600)")
+    p.set_defaults(func=cmd_grade)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; return the exit status (0 ok, 1 check failed or error, 2 usage error)."""
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        print("\nerror: no command given; pick one of the commands above", file=sys.stderr)
+        return 2
+    from bookkit.execute import ExecutionFailed  # imported late: keeps --help fast
+    from bookkit.notebook import NotebookError
+
+    try:
+        project = Project(args.root.resolve() if args.root else find_root())
+        return args.func(project, args)
+    except (ConfigError, NotebookError, ExecutionFailed) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1

@@ -1,0 +1,103 @@
+"""Student exercises from solutions: ``solutions/*.md`` → ``exercises/*.md`` (nbgrader-style regions).
+
+Works on the text so that everything outside the marked regions stays byte for byte the same.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from bookkit.notebook import NotebookError, parse_myst
+from bookkit.project import CHAPTER_NAME
+
+BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
+BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+PLACEHOLDER = 'raise NotImplementedError("请完成这个练习 / Complete this exercise")'
+_OPEN = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
+
+
+class ExerciseError(NotebookError):
+    """The solution/hidden-test markers of a solutions file are unbalanced or misplaced."""
+
+
+def strip_solutions(text: str, path: Path | str = "<text>") -> str:
+    """The student version of a solutions file's ``text``."""
+    parse_myst(text, path)  # fail early, with a clear message, on a corrupt file
+    out: list[str] = []
+    fence = ""
+    region: tuple[str, int] | None = None  # (marker, line) of the open region
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
+        stripped = line.strip()
+        if not fence:
+            match = _OPEN.match(line)
+            if match:
+                fence = match[1]
+            elif stripped in (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN, END_HIDDEN):
+                raise ExerciseError(f"{path}:{number}: '{stripped}' is outside a code-cell; "
+                                    "markers only work inside ```{code-cell} blocks")
+            out.append(line)
+            continue
+        if region is None and stripped == fence:
+            fence = ""
+            out.append(line)
+            continue
+        if region is None:
+            if stripped == BEGIN_SOLUTION:
+                region = (BEGIN_SOLUTION, number)
+                indent = line[: len(line) - len(line.lstrip())]
+                out.append(f"{indent}{PLACEHOLDER}\n")
+            elif stripped == BEGIN_HIDDEN:
+                region = (BEGIN_HIDDEN, number)
+            elif stripped in (END_SOLUTION, END_HIDDEN):
+                raise ExerciseError(f"{path}:{number}: '{stripped}' has no matching BEGIN marker "
+                                    "before it; add the BEGIN line or remove this one")
+            else:
+                out.append(line)
+            continue
+        marker, start = region
+        expected_end = END_SOLUTION if marker == BEGIN_SOLUTION else END_HIDDEN
+        if stripped == expected_end:
+            region = None
+        elif stripped == fence or stripped in (BEGIN_SOLUTION, BEGIN_HIDDEN, END_SOLUTION, END_HIDDEN):
+            raise ExerciseError(f"{path}:{start}: '{marker}' is not closed by '{expected_end}' "
+                                f"before line {number}; add the END line")
+    if region is not None:
+        raise ExerciseError(f"{path}:{region[1]}: '{region[0]}' is never closed; add the END line")
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """Differences between what ``exercises/`` holds and what it should hold."""
+
+    stale: list[Path]  # missing or out of date
+    orphans: list[Path]  # in exercises/ with no source in solutions/
+
+    @property
+    def ok(self) -> bool:
+        return not self.stale and not self.orphans
+
+
+def expected_files(solutions: list[Path], exercises_dir: Path) -> dict[Path, str]:
+    """Map each exercise path to the text it should have."""
+    return {exercises_dir / src.name: strip_solutions(src.read_text(encoding="utf-8"), src)
+            for src in solutions}
+
+
+def sync(solutions: list[Path], exercises_dir: Path, *, write: bool) -> SyncReport:
+    """Compare (and with ``write`` regenerate) ``exercises_dir`` against ``solutions``."""
+    wanted = expected_files(solutions, exercises_dir)
+    stale = [path for path, text in wanted.items()
+             if not path.is_file() or path.read_text(encoding="utf-8") != text]
+    existing = sorted(p for p in exercises_dir.glob("*.md") if CHAPTER_NAME.match(p.name)) \
+        if exercises_dir.is_dir() else []
+    orphans = [path for path in existing if path not in wanted]
+    if write:
+        exercises_dir.mkdir(parents=True, exist_ok=True)
+        for path in stale:
+            path.write_text(wanted[path], encoding="utf-8", newline="\n")
+        for path in orphans:
+            path.unlink()
+    return SyncReport(stale, orphans)

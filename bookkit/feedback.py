@@ -1,0 +1,144 @@
+"""Instant, bilingual feedback for the visible tests of exercise notebooks.
+
+Each check prints a short ✓ line on success and raises AssertionError on failure, with a message
+in Chinese and English that says which check failed and what was expected versus what came out.
+Tensors of any library are compared through NumPy arrays of plain dtypes (duck-typed via
+``.tolist()``), never through their own ``==``; torch is never imported here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["check_equal", "check_close", "check_shape", "check_raises", "check_true", "to_numpy"]
+
+
+def to_numpy(value: Any) -> np.ndarray:
+    """``value`` as a NumPy array: ndarray as is, tensors through ``.tolist()``, else ``np.asarray``."""
+    if isinstance(value, np.ndarray):
+        return value
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist) and not isinstance(value, (list, tuple, dict, str, bytes)):
+        try:
+            return np.asarray(tolist())
+        except Exception:  # a half-built tensor's tolist may fail: fall back below
+            pass
+    if hasattr(value, "__array__") or isinstance(value, (list, tuple, int, float, bool, complex, np.generic)):
+        return np.asarray(value)
+    raise TypeError(f"cannot turn a {type(value).__name__} into an array")
+
+
+def _shape_of(value: Any) -> tuple[int, ...]:
+    shape = getattr(value, "shape", None)
+    if shape is None and callable(getattr(value, "size", None)):
+        shape = value.size()
+    if shape is None:
+        shape = np.shape(to_numpy(value))
+    return tuple(int(n) for n in shape)
+
+
+def _show(value: Any) -> str:
+    try:
+        array = to_numpy(value)
+    except TypeError:
+        return repr(value)
+    text = np.array2string(array, threshold=20, edgeitems=3, precision=6)
+    return f"{text}  (shape={array.shape}, dtype={array.dtype})" if array.ndim else text
+
+
+def _fail(check_zh: str, check_en: str, what_zh: str, what_en: str, lines: list[str]) -> None:
+    body = "\n".join("  " + line for line in lines)
+    raise AssertionError(
+        f"\n✗ 检查未通过：{what_zh}（{check_zh}）\n✗ Check failed: {what_en} ({check_en})\n{body}"
+    )
+
+
+def _ok(what_zh: str, what_en: str) -> None:
+    print(f"✓ {what_zh}：正确 / {what_en}: correct")
+
+
+def _plain(value: Any) -> np.ndarray | None:
+    """A numeric/bool/str array for ``value``, or None when it is not array-like."""
+    try:
+        array = to_numpy(value)
+    except TypeError:
+        return None
+    return None if array.dtype == object else array
+
+
+def check_equal(got: Any, expected: Any, what_zh: str = "结果", what_en: str = "result") -> None:
+    """Exact equality of values and shape (arrays/tensors) or of plain Python values."""
+    a, b = _plain(got), _plain(expected)
+    if a is None or b is None:
+        if type(got) is type(expected) and type(got).__module__ == "builtins" and got == expected:
+            return _ok(what_zh, what_en)
+        equal = False
+    elif a.shape != b.shape:
+        _fail("形状不同", "shapes differ", what_zh, what_en,
+              [f"期望形状 / expected shape: {b.shape}", f"得到形状 / got shape:      {a.shape}"])
+    else:
+        numeric = a.dtype.kind in "biufc" and b.dtype.kind in "biufc"
+        equal = bool(np.array_equal(a, b, equal_nan=numeric and a.dtype.kind in "fc"))
+    if not equal:
+        _fail("值不相等", "values differ", what_zh, what_en,
+              [f"期望 / expected: {_show(expected)}", f"得到 / got:      {_show(got)}"])
+    _ok(what_zh, what_en)
+
+
+def check_close(got: Any, expected: Any, what_zh: str = "结果", what_en: str = "result",
+                rtol: float = 1e-5, atol: float = 1e-8) -> None:
+    """Numerical closeness (``np.allclose``, NaN equal to NaN) with matching shapes."""
+    a, b = to_numpy(got).astype(float), to_numpy(expected).astype(float)
+    if a.shape != b.shape:
+        _fail("形状不同", "shapes differ", what_zh, what_en,
+              [f"期望形状 / expected shape: {b.shape}", f"得到形状 / got shape:      {a.shape}"])
+    if not np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
+        diff = np.nanmax(np.abs(a - b)) if a.size else 0.0
+        _fail("数值不够接近", "values not close", what_zh, what_en,
+              [f"期望 / expected: {_show(expected)}", f"得到 / got:      {_show(got)}",
+               f"最大误差 / max abs diff: {diff:.3g} (rtol={rtol}, atol={atol})"])
+    _ok(what_zh, what_en)
+
+
+def check_shape(got: Any, expected_shape: tuple[int, ...], what_zh: str = "形状",
+                what_en: str = "shape") -> None:
+    """``got.shape`` (or ``got.size()``, or NumPy's shape) equals ``expected_shape``."""
+    shape, expected = _shape_of(got), tuple(int(n) for n in expected_shape)
+    if shape != expected:
+        _fail("形状不同", "shape differs", what_zh, what_en,
+              [f"期望 / expected: {expected}", f"得到 / got:      {shape}"])
+    _ok(what_zh, what_en)
+
+
+def check_raises(fn: Callable[[], Any], exception: type[BaseException] | tuple[type[BaseException], ...],
+                 what_zh: str = "应当报错", what_en: str = "should raise", match: str | None = None
+                 ) -> BaseException:
+    """Calling ``fn()`` raises ``exception`` (whose message matches the regex ``match``)."""
+    names = " / ".join(e.__name__ for e in (exception if isinstance(exception, tuple) else (exception,)))
+    try:
+        fn()
+    except exception as exc:
+        if match is not None and not re.search(match, str(exc)):
+            _fail("错误信息不符", "error message differs", what_zh, what_en,
+                  [f"期望匹配 / expected to match: {match!r}", f"得到 / got: {exc!r}"])
+        _ok(what_zh, what_en)
+        return exc
+    except Exception as exc:
+        _fail("抛出了别的异常", "raised another exception", what_zh, what_en,
+              [f"期望 / expected: {names}", f"得到 / got:      {type(exc).__name__}: {exc}"])
+    _fail("没有抛出异常", "nothing was raised", what_zh, what_en,
+          [f"期望 / expected: {names}", "得到 / got:      (正常返回 / returned normally)"])
+    raise AssertionError  # unreachable: _fail raises
+
+
+def check_true(condition: Any, what_zh: str, what_en: str, hint_zh: str = "", hint_en: str = "") -> None:
+    """``condition`` is truthy (a plain bool or a one-element array/tensor)."""
+    value = to_numpy(condition) if not isinstance(condition, bool) else np.asarray(condition)
+    if value.size != 1 or not bool(value.reshape(-1)[0]):
+        _fail("条件不成立", "condition is false", what_zh, what_en,
+              [line for line in (hint_zh, hint_en) if line] or [f"得到 / got: {_show(condition)}"])
+    _ok(what_zh, what_en)

@@ -1,0 +1,134 @@
+"""Pictures the chapters draw: memory layout and strides, broadcasting.
+
+Labels are bilingual, so matplotlib must have a CJK font: :func:`use_cjk_font` registers the
+Noto Sans CJK font shipped by the ``mplfonts`` package (no download, no system font needed).
+The functions take any tensor-like object with ``shape``, ``stride()``, ``storage_offset()``,
+``tolist()`` and ``untyped_storage()``/``storage()`` — a mytorch tensor or a real torch one.
+"""
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+import matplotlib.pyplot as plt
+from matplotlib import font_manager
+from matplotlib.patches import FancyArrowPatch, Rectangle
+
+__all__ = ["use_cjk_font", "show_memory", "show_broadcast", "CJK_FONT"]
+
+CJK_FONT = "Noto Sans CJK SC"
+_registered = False
+
+
+def use_cjk_font() -> str:
+    """Make matplotlib draw Chinese glyphs (not boxes); returns the font family name."""
+    global _registered
+    if not _registered:
+        try:
+            path = resources.files("mplfonts") / "fonts" / "NotoSansCJKsc-Regular.otf"
+            font_manager.fontManager.addfont(str(path))
+        except (ModuleNotFoundError, FileNotFoundError) as e:
+            raise RuntimeError("Chinese labels need the 'mplfonts' package (it ships the Noto Sans "
+                               "CJK font): pip install mplfonts  /  中文标签需要 mplfonts 包") from e
+        _registered = True
+    plt.rcParams["font.sans-serif"] = [CJK_FONT, "DejaVu Sans"]
+    plt.rcParams["font.family"] = "sans-serif"
+    plt.rcParams["axes.unicode_minus"] = False
+    return CJK_FONT
+
+
+def _cell(ax: Any, x: float, y: float, text: str, color: str, alpha: float = 1.0) -> None:
+    ax.add_patch(Rectangle((x, y), 1, 1, facecolor=color, edgecolor="black", alpha=alpha))
+    ax.text(x + 0.5, y + 0.5, text, ha="center", va="center", fontsize=9)
+
+
+def _fmt(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def show_memory(t: Any, title: str | None = None) -> Any:
+    """Draw a 1-D or 2-D tensor above its storage, with an arrow from each element to its cell.
+
+    Shows at a glance why a transpose or a slice needs no copy (same storage, other strides)
+    and why ``expand`` costs nothing (stride 0: many elements, one cell).
+    """
+    use_cjk_font()
+    shape = tuple(t.shape)
+    if len(shape) > 2:
+        raise ValueError(f"show_memory draws 1-D or 2-D tensors; got shape {shape}. "
+                         "Index or reshape it first / 请先把张量变成一维或二维")
+    rows, cols = (1, shape[0]) if len(shape) == 1 else (shape if shape else (1, 1))
+    strides = tuple(t.stride()) if shape else ()
+    st = (0, strides[0]) if len(shape) == 1 else (strides if shape else (0, 0))
+    storage = list(t.storage().tolist()) if hasattr(t, "storage") else []
+    offset = t.storage_offset()
+    values = t.tolist()
+    grid = [[values]] if not shape else ([values] if len(shape) == 1 else values)
+    width = max(cols, len(storage)) + 1
+    fig, ax = plt.subplots(figsize=(min(0.7 * width + 1, 14), 0.7 * (rows + 3) + 0.6))
+    palette = plt.get_cmap("tab20")
+    top = 2 + rows
+    used: dict[int, str] = {}
+    for i in range(rows):
+        for j in range(cols):
+            pos = offset + i * st[0] + j * st[1]
+            color = palette(pos % 20)
+            used[pos] = color
+            _cell(ax, j, top - i, _fmt(grid[i][j]), color)
+    for k, v in enumerate(storage):
+        _cell(ax, k, 0, _fmt(v), used.get(k, "white"), 1.0 if k in used else 0.35)
+        ax.text(k + 0.5, -0.35, str(k), ha="center", va="center", fontsize=7, color="gray")
+    for i in range(rows):
+        for j in range(cols):
+            pos = offset + i * st[0] + j * st[1]
+            ax.add_patch(FancyArrowPatch((j + 0.5, top - i), (pos + 0.5, 1), arrowstyle="->",
+                                         color="gray", alpha=0.4, mutation_scale=8))
+    ax.text(-0.1, top + 1.3, f"张量 / tensor: shape={shape}, stride={strides}, "
+            f"storage_offset={offset}", fontsize=10)
+    ax.text(-0.1, 1.25, "存储 / storage", fontsize=9, color="dimgray")
+    ax.set_xlim(-0.3, width)
+    ax.set_ylim(-0.8, top + 1.8)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def show_broadcast(a_shape: tuple, b_shape: tuple) -> Any:
+    """Draw how two 2-D (or smaller) shapes stretch to their broadcast shape.
+
+    Solid cells are real elements; pale cells are virtual copies made by broadcasting
+    (stride 0: nothing is copied in memory).
+    """
+    use_cjk_font()
+    a_shape, b_shape = tuple(a_shape), tuple(b_shape)
+    n = max(len(a_shape), len(b_shape))
+    if n > 2:
+        raise ValueError("show_broadcast draws shapes of at most 2 dimensions / 最多画二维形状")
+    pa = (1,) * (2 - len(a_shape)) + a_shape
+    pb = (1,) * (2 - len(b_shape)) + b_shape
+    out = []
+    for x, y in zip(pa, pb):
+        if x != y and 1 not in (x, y):
+            raise ValueError(f"shapes {a_shape} and {b_shape} do not broadcast: {x} vs {y} "
+                             f"/ 形状不能广播")
+        out.append(max(x, y))
+    R, C = out
+    fig, axes = plt.subplots(1, 3, figsize=(3 * (C + 1) * 0.6 + 1.5, (R + 2) * 0.6))
+    for ax, shape, label, color in ((axes[0], pa, f"a {a_shape}", "tab:blue"),
+                                    (axes[1], pb, f"b {b_shape}", "tab:orange"),
+                                    (axes[2], (R, C), f"a + b → {tuple(out[2 - n:])}", "tab:green")):
+        for i in range(R):
+            for j in range(C):
+                real = i < shape[0] and j < shape[1]
+                _cell(ax, j, R - 1 - i, "" if not real else "·", color, 0.9 if real else 0.2)
+        ax.set_xlim(-0.2, C + 0.2)
+        ax.set_ylim(-0.2, R + 0.2)
+        ax.set_aspect("equal")
+        ax.axis("off")
+        ax.set_title(label, fontsize=10)
+    fig.suptitle("淡色格子是广播出来的虚拟副本 / pale cells are virtual copies", fontsize=10)
+    fig.tight_layout()
+    return fig

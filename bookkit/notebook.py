@@ -1,0 +1,105 @@
+"""Reading the book's notebooks (jupytext MyST Markdown) with errors that say what to do."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jupytext
+import nbformat
+from nbformat import NotebookNode
+
+MYST = "md:myst"
+_FENCE_OPEN = re.compile(r"^(?P<fence>`{3,}|~{3,})\{code-cell\}")
+
+
+class NotebookError(Exception):
+    """A notebook file is missing or cannot be parsed; the message names the file and the fix."""
+
+
+def read_notebook(path: Path | str) -> NotebookNode:
+    """Read a chapter, solution or exercise file (MyST ``.md`` or ``.ipynb``) as a notebook."""
+    path = Path(path)
+    if not path.is_file():
+        what = "is a folder, not a notebook file" if path.is_dir() else "does not exist"
+        raise NotebookError(f"{path}: {what}. Check the path (chapters are chapters/NN_slug.md).")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotebookError(
+            f"{path}: not valid UTF-8 text ({exc.reason} at byte {exc.start}). "
+            "Re-save the file as UTF-8."
+        ) from None
+    if path.suffix == ".ipynb":
+        try:
+            return nbformat.reads(text, as_version=4)
+        except Exception as exc:  # nbformat raises several unrelated exception types
+            raise NotebookError(
+                f"{path}: not a readable .ipynb notebook ({type(exc).__name__}: {exc}). "
+                "Restore it from git or regenerate it (make colab / make book)."
+            ) from None
+    return parse_myst(text, path)
+
+
+def parse_myst(text: str, path: Path | str = "<text>") -> NotebookNode:
+    """Parse MyST Markdown ``text``; ``path`` is only used in error messages."""
+    _check_fences(text, path)
+    try:
+        return jupytext.reads(text, fmt=MYST)
+    except Exception as exc:  # yaml, json and jupytext errors alike
+        detail = " ".join(str(exc).split())
+        raise NotebookError(
+            f"{path}: cannot be read as a jupytext MyST notebook ({type(exc).__name__}: {detail}). "
+            "Check the YAML front matter between the first two '---' lines, the JSON after each "
+            "'+++', and the YAML block at the top of each code-cell (see CONTRIBUTING.md)."
+        ) from None
+
+
+def _check_fences(text: str, path: Path | str) -> None:
+    fence, start = "", 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if not fence:
+            match = _FENCE_OPEN.match(line)
+            if match:
+                fence, start = match["fence"], number
+        elif line.strip() == fence:
+            fence = ""
+    if fence:
+        raise NotebookError(
+            f"{path}: the code-cell opened at line {start} is never closed. "
+            f"Add a line '{fence}' after its code."
+        )
+
+
+def cell_lines(text: str, nb: NotebookNode) -> list[int]:
+    """Best-effort 1-based line in ``text`` where each cell's source starts (0 when unknown)."""
+    lines = text.splitlines()
+    result, cursor = [], 0
+    for cell in nb.cells:
+        first = next((ln for ln in cell.source.splitlines() if ln.strip()), None)
+        found = 0
+        if first is not None:
+            for index in range(cursor, len(lines)):
+                if lines[index] == first:
+                    found, cursor = index + 1, index + 1
+                    break
+        result.append(found)
+    return result
+
+
+def cell_lang(cell: NotebookNode) -> str | None:
+    """The ``lang`` metadata of a cell (``"zh"`` / ``"en"``), or None."""
+    lang = cell.get("metadata", {}).get("lang")
+    return lang if isinstance(lang, str) else None
+
+
+def cell_tags(cell: NotebookNode) -> list[str]:
+    """The cell's metadata tags (an empty list when it has none)."""
+    tags = cell.get("metadata", {}).get("tags", [])
+    return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
+
+
+def book_metadata(nb: NotebookNode) -> dict:
+    """The ``mytorch:`` front-matter mapping (chapter, title, teaches), or ``{}``."""
+    meta = nb.metadata.get("mytorch", {})
+    return dict(meta) if isinstance(meta, dict) else {}

@@ -1,0 +1,38 @@
+"""Shared pytest fixtures (keep this file minimal)."""
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The repository root."""
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    """tests/fixtures/: small notebooks the tooling tests use."""
+    return ROOT / "tests" / "fixtures"
+
+
+def _has_cuda() -> bool:
+    try:
+        import cupy  # noqa: PLC0415 - optional, only on GPU machines
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip tests marked ``gpu`` unless CuPy sees a CUDA device."""
+    if not any("gpu" in item.keywords for item in items) or _has_cuda():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU with CuPy / 需要 CUDA GPU 和 CuPy")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
