@@ -1,6 +1,9 @@
 """Student exercises from solutions: ``solutions/*.md`` → ``exercises/*.md`` (nbgrader-style regions).
 
 Works on the text so that everything outside the marked regions stays byte for byte the same.
+The ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines stay in the student version around the
+placeholder: they show students where to write, and the grader (``bookkit.grader``) takes exactly
+the text between them from each submission.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ def strip_solutions(text: str, path: Path | str = "<text>") -> str:
             if stripped == BEGIN_SOLUTION:
                 region = (BEGIN_SOLUTION, number)
                 indent = line[: len(line) - len(line.lstrip())]
-                out.append(f"{indent}{PLACEHOLDER}\n")
+                out += [line, f"{indent}{PLACEHOLDER}\n"]
             elif stripped == BEGIN_HIDDEN:
                 region = (BEGIN_HIDDEN, number)
             elif stripped in (END_SOLUTION, END_HIDDEN):
@@ -60,6 +63,8 @@ def strip_solutions(text: str, path: Path | str = "<text>") -> str:
         expected_end = END_SOLUTION if marker == BEGIN_SOLUTION else END_HIDDEN
         if stripped == expected_end:
             region = None
+            if marker == BEGIN_SOLUTION:
+                out.append(line)
         elif stripped == fence or stripped in (BEGIN_SOLUTION, BEGIN_HIDDEN, END_SOLUTION, END_HIDDEN):
             raise ExerciseError(f"{path}:{start}: '{marker}' is not closed by '{expected_end}' "
                                 f"before line {number}; add the END line")

@@ -32,8 +32,9 @@ from ._ops.signal import *  # noqa: F401,F403
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,  # noqa: F401
                      seed, set_rng_state)
 from ._ops.random_ops import *  # noqa: F401,F403
+from ._ops.special import *  # noqa: F401,F403
 from ._printing import set_printoptions, get_printoptions  # noqa: F401
-from . import autograd, cuda, utils  # noqa: F401
+from . import autograd, cuda, distributions, linalg, return_types, special, utils  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from ._storage import TypedStorage, UntypedStorage  # noqa: F401
 

@@ -11,7 +11,7 @@ import numpy as np
 from . import _dtype as D
 from ._device import CPU, as_device, cuda_backend, device
 from ._ops._operands import size_args
-from ._tensor import Tensor, tensor_method, wrap
+from ._tensor import Size, Tensor, tensor_method, wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
            "zeros_like", "ones_like", "full_like", "empty_like", "arange", "range", "linspace",
@@ -30,40 +30,98 @@ def _place(arr: np.ndarray, dev: device, requires_grad: bool = False) -> Tensor:
 def _from_data(data: Any, dtype: D.dtype | None) -> np.ndarray:
     """A fresh host array from nested sequences / NumPy data, with torch's dtype inference."""
     if isinstance(data, Tensor):
-        arr = data._host()
-        return np.array(arr, dtype=None if dtype is None else dtype.np, copy=True)
+        return np.array(data._host(), dtype=None if dtype is None else dtype.np, copy=True)
     if isinstance(data, np.ndarray):
-        D.from_numpy_dtype(data.dtype) if dtype is None else None
+        _check_numpy(data)
         return np.array(data, dtype=None if dtype is None else dtype.np, copy=True)
-    if isinstance(data, (list, tuple)):
-        data = _unwrap_nested(data)
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    leaves: dict = {}  # Python/NumPy scalar type (or a dtype) -> True: what the data holds
+    data = _scan(data, leaves)
+    dt = dtype if dtype is not None else _infer_dtype(leaves)
     try:
-        arr = np.array(data)
+        with np.errstate(over="ignore", invalid="ignore"):  # 1e300 → inf in float32, silently
+            arr = np.array(data, dtype=dt.np)
+    except OverflowError:
+        arr = _wrapped_ints(data, dt)
     except ValueError as e:
-        raise ValueError(f"expected a rectangular nested sequence of numbers; "
-                         f"rows have different lengths ({e})") from None
-    if arr.dtype == object or arr.dtype.kind in "USV":
-        raise TypeError(f"new(): invalid data type '{type(data).__name__}': tensors hold numbers "
-                        f"(got elements of type {arr.dtype})")
-    if dtype is None:
-        if arr.dtype == np.float64 and not isinstance(data, np.generic):
-            arr = arr.astype(D.get_default_dtype().np)
-        elif arr.dtype == np.complex128 and not isinstance(data, np.generic):
-            arr = arr.astype(D.get_default_dtype().to_complex().np)
-        elif arr.dtype.kind in "iu" and not isinstance(data, np.generic):
-            arr = arr.astype(np.int64)
-        else:
-            D.from_numpy_dtype(arr.dtype)
-        return arr
-    return arr.astype(dtype.np)
+        raise ValueError(f"expected a rectangular nested sequence (every row of the same "
+                         f"length); NumPy says: {e}") from None
+    return arr
 
 
-def _unwrap_nested(data: Any) -> Any:
-    if isinstance(data, Tensor):
-        return data.tolist()
+def _wrapped_ints(data: Any, dt: D.dtype) -> np.ndarray:
+    """Integers outside ``dt``'s range wrap around (-1 → 255 for uint8) as long as they fit int64."""
+    try:
+        return np.array(data, dtype=np.int64).astype(dt.np)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long: the integers must fit in int64") from None
+
+
+def _check_numpy(arr: np.ndarray) -> None:
+    """torch accepts only its own dtypes and non-negative strides from NumPy."""
+    D.from_numpy_dtype(arr.dtype)
+    if any(s < 0 for s in arr.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array  with array.copy().) ")
+
+
+def _scan(data: Any, leaves: dict) -> Any:
+    """Record the type of every leaf in ``leaves``; replace one-element tensors by numbers.
+
+    torch infers a dtype from each leaf (int → int64, float → the default dtype, a NumPy scalar or a
+    tensor → its own dtype) and promotes them all, so ``[np.int32(1), np.int32(2)]`` is int32.
+    """
     if isinstance(data, (list, tuple)):
-        return [_unwrap_nested(x) for x in data]
+        kinds = set(map(type, data))
+        if kinds <= _PLAIN_SCALARS:  # the common, fast case: a row of Python numbers
+            leaves.update(dict.fromkeys(kinds, True))
+            return data
+        return [_scan(x, leaves) for x in data]
+    if isinstance(data, Tensor):
+        if data.numel() != 1 or data.ndim > 1:
+            if data.dtype.is_floating_point or data.dtype.is_complex:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        leaves[data.dtype] = True
+        return data.item()
+    if isinstance(data, np.ndarray):
+        _check_numpy(data)
+        leaves[D.from_numpy_dtype(data.dtype)] = True
+        return data
+    if data is None or not isinstance(data, (_PLAIN_SCALARS_T, np.generic)):
+        if isinstance(data, (str, bytes)):
+            raise ValueError(f"too many dimensions '{type(data).__name__}'")
+        if hasattr(data, "__len__") and hasattr(data, "__getitem__"):
+            return [_scan(x, leaves) for x in data]  # range, torch.Size, other sequences
+        raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+    leaves[type(data)] = True
     return data
+
+
+_PLAIN_SCALARS_T = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+_PLAIN_SCALARS = set(_PLAIN_SCALARS_T)
+
+
+def _infer_dtype(leaves: dict) -> D.dtype:
+    """Promote the dtypes the leaves stand for; an empty sequence is the default float dtype."""
+    out = None
+    for kind in leaves:
+        if isinstance(kind, D.dtype):
+            d = kind
+        elif issubclass(kind, np.generic):
+            d = D.from_numpy_dtype(np.dtype(kind))
+        elif kind is builtins.bool:
+            d = D.bool
+        elif kind is builtins.int:
+            d = D.int64
+        elif kind is builtins.float:
+            d = D.get_default_dtype()
+        else:
+            d = D.get_default_dtype().to_complex()
+        out = d if out is None else D.promote_types(out, d)
+    return D.get_default_dtype() if out is None else out
 
 
 def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -85,11 +143,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A CPU tensor that **shares memory** with ``ndarray`` (same dtype)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    D.from_numpy_dtype(ndarray.dtype)
-    if any(s < 0 for s in ndarray.strides):
-        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
-                         "with negative strides are not currently supported. (You can probably "
-                         "work around this by making a copy of your array  with array.copy().) ")
+    _check_numpy(ndarray)
     return wrap(ndarray, CPU)
 
 
@@ -126,6 +180,8 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
 
 def _filled(size: tuple, value: Any, dtype: Any, device: Any, requires_grad: bool,
             kind: str = "full") -> Tensor:
+    if not size:
+        raise TypeError(f"{kind}() missing 1 required positional arguments: \"size\"")
     shape = size_args(size)
     dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
     dev = as_device(device)
@@ -196,17 +252,19 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = No
 def full(size: Sequence[int], fill_value: Any, *, out: Tensor | None = None, dtype: Any = None,
          layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value``; its dtype follows the value (int → int64, bool → bool)."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
     if dtype is None:
-        if isinstance(fill_value, Tensor):
-            fill_value = fill_value.item()
         dtype = D.scalar_dtype(fill_value)
-    return _filled((tuple(size),) if not isinstance(size, int) else (size,), fill_value, dtype,
-                   device, requires_grad)
+    return _filled((tuple(size),), fill_value, dtype, device, requires_grad)
 
 
 def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None,
                   requires_grad: bool = False) -> Tensor:
-    return _filled((), s, dtype or D.get_default_dtype(), device, requires_grad)
+    return _filled(((),), s, dtype or D.get_default_dtype(), device, requires_grad)
 
 
 def _like(input: Tensor, dtype: Any, device: Any) -> tuple:
@@ -241,25 +299,54 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, layout: Any 
 def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None = None,
            dtype: Any = None, layout: Any = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
-    """Values ``start, start+step, …`` up to (not including) ``end``; int64 when all are integers."""
+    """Values ``start, start+step, …`` up to (not including) ``end``; int64 when all are integers.
+
+    Like torch, the length is ``ceil((end - start) / step)`` computed in float64, and element ``i``
+    is ``start + i * step`` computed in float64 (float32 for half), then rounded to the dtype; so
+    ``arange(0, 1, 0.1)`` has 10 elements, not 11. An integer dtype truncates start and step first.
+    """
     if end is None:
         start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    start, end, step = vals
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) / step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if any(isinstance(v, complex) for v in (start, end, step)):
+        raise RuntimeError("value cannot be converted to type double without overflow")
     if dtype is None:
-        dt = D.int64 if all(isinstance(v, (int, np.integer)) for v in vals) else D.get_default_dtype()
+        integral = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        dt = D.int64 if integral else D.get_default_dtype()
     else:
         dt = D.to_dtype(dtype)
-    n = math.ceil((end - start) / step)
-    if dt._cat == D._INT and all(isinstance(v, (int, np.integer)) for v in vals):
-        arr = np.arange(start, end, step, dtype=dt.np)
+    if dt._cat == D._INT:
+        n = _int_arange_length(start, end, step, dt)
+        start, step = builtins.int(start), builtins.int(step)
+        arr = (np.arange(n, dtype=np.int64) * step + start).astype(dt.np)
     else:
-        arr = (start + np.arange(n, dtype=np.float64) * step).astype(dt.np)
+        n = _arange_length(start, end, step)
+        calc = np.float32 if dt is D.float16 else np.float64
+        arr = (np.arange(n, dtype=calc) * calc(step) + calc(start)).astype(dt.np)
     return _place(arr, as_device(device), requires_grad)
+
+
+def _arange_length(start: Any, end: Any, step: Any) -> int:
+    """Number of elements of ``arange(start, end, step)``, with torch's checks."""
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    return builtins.int(math.ceil((end - start) / step))
+
+
+def _int_arange_length(start: Any, end: Any, step: Any, dt: D.dtype) -> int:
+    """torch truncates the bounds to int64 first when the result dtype is int64."""
+    if dt is not D.int64:
+        return _arange_length(start, end, step)
+    if step != 0 and builtins.int(step) == 0:  # e.g. step=0.5 truncated to 0
+        raise ValueError("step must be nonzero")
+    s, e, st = builtins.int(start), builtins.int(end), builtins.int(step)
+    _arange_length(s, e, st)
+    sign = (st > 0) - (st < 0)
+    return max((e - s + st - sign) // st, 0)
 
 
 def range(start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Any = None,
@@ -279,30 +366,64 @@ def range(start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Any = None,
 def linspace(start: Any, end: Any, steps: int, *, out: Tensor | None = None, dtype: Any = None,
              layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
-    if not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise RuntimeError(f"number of steps must be non-negative")
-    dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
-    calc = np.float64 if dt._cat <= D._FLOAT else np.complex128
-    if steps == 1:
-        arr = np.array([start], dtype=calc)
+    start, end = _range_scalar(start, "start"), _range_scalar(end, "end")
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, builtins.bool):
+        raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dt = _range_dtype(dtype, start, end)
+    return _place(_linspace_array(start, end, steps, dt), as_device(device), requires_grad)
+
+
+def _range_scalar(x: Any, name: str) -> Any:
+    """linspace/logspace take numbers or 0-dim tensors for their bounds."""
+    if isinstance(x, Tensor):
+        if x.ndim != 0:
+            raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, but "
+                               f"got {name} with {x.ndim} dimension(s).")
+        return x.item()
+    return x
+
+
+def _range_dtype(dtype: Any, start: Any, end: Any) -> D.dtype:
+    """The default float dtype, or its complex partner when a bound is complex."""
+    if dtype is not None:
+        return D.to_dtype(dtype)
+    if isinstance(start, complex) or isinstance(end, complex):
+        return D.get_default_dtype().to_complex()
+    return D.get_default_dtype()
+
+
+def _linspace_array(start: Any, end: Any, steps: int, dt: D.dtype) -> np.ndarray:
+    """torch's symmetric formula: the first half counts up from start, the second down from end.
+
+    As in torch, the bounds are first converted to the result dtype (an integer dtype truncates
+    them); the step is computed in that dtype, or in float64 for integer results.
+    """
+    if dt._cat <= D._INT:
+        start, end = builtins.int(start), builtins.int(end)
+        calc = np.float64
     else:
-        # torch's symmetric formula: the first half counts up from start, the second down from end
-        i = np.arange(steps, dtype=np.float64)
-        step = (end - start) / (steps - 1)
-        half = steps // 2
-        arr = np.where(i < half, start + step * i, end - step * (steps - 1 - i)).astype(calc)
-    if dt._cat == D._INT:
-        arr = np.trunc(arr)
-    return _place(arr.astype(dt.np), as_device(device), requires_grad)
+        calc = dt.np.type
+        start, end = calc(start), calc(end)
+    if steps == 1:
+        return np.array([start], dtype=calc).astype(dt.np)
+    i = np.arange(steps, dtype=calc)
+    step = (calc(end) - calc(start)) / calc(steps - 1)
+    arr = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
+    return arr.astype(dt.np)
 
 
 def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, out: Tensor | None = None,
              dtype: Any = None, layout: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
-    dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
-    exps = linspace(start, end, steps, dtype=D.float64)._data
-    arr = np.power(float(base), exps)
+    start, end = _range_scalar(start, "start"), _range_scalar(end, "end")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dt = _range_dtype(dtype, start, end)
+    exps = _linspace_array(start, end, steps, D.complex128 if dt.is_complex else D.float64)
+    arr = np.power(complex(base) if dt.is_complex else float(base), exps)
     return _place(arr.astype(dt.np), as_device(device), requires_grad)
 
 
@@ -377,6 +498,9 @@ def new_full(self: Tensor, size: Sequence[int], fill_value: Any, *, dtype: Any =
 @tensor_method()
 def new(self: Tensor, *args: Any) -> Tensor:
     """Legacy ``x.new(2, 3)`` (uninitialised, same dtype/device) or ``x.new([1, 2])`` (data)."""
-    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
+    if not args:
+        return empty(0, dtype=self.dtype, device=self.device)
+    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)) \
+            and not isinstance(args[0], Size):
         return tensor(args[0], dtype=self.dtype, device=self.device)
     return empty(*args, dtype=self.dtype, device=self.device)

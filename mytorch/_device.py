@@ -9,6 +9,7 @@ on any laptop.
 from __future__ import annotations
 
 import os
+from builtins import type as builtins_type
 from types import ModuleType
 from typing import Any
 
@@ -29,13 +30,16 @@ class device:
         if isinstance(type, int) and not isinstance(type, bool):
             type, index = "cuda", type
         if not isinstance(type, str):
-            raise TypeError(f"device() received an invalid combination of arguments - got ({type!r})")
+            raise TypeError(f"device() received an invalid combination of arguments - got "
+                            f"({builtins_type(type).__name__})")
+        if not type:
+            raise RuntimeError("Device string must not be empty")
         if ":" in type:
             if index is not None:
                 raise RuntimeError(f"type (string) must not include an index because index was passed "
                                    f"explicitly: {type}")
             type, _, idx = type.partition(":")
-            if not idx.isdigit():
+            if not idx.isdigit() or (idx != "0" and idx.startswith("0")):
                 raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
             index = int(idx)
         if type not in ("cpu", "cuda", "meta"):
@@ -46,8 +50,9 @@ class device:
         self.type, self.index = type, index
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, str):
-            other = device(other)
+        # Like torch, a device never equals a string: compare ``t.device.type == "cuda"`` instead.
+        if self is other:
+            return True
         return isinstance(other, device) and self.type == other.type and self.index == other.index
 
     def __hash__(self) -> int:

@@ -107,8 +107,10 @@ def to_dtype(d: Any) -> dtype:
     """Accept a mytorch dtype, a NumPy dtype, a Python type (float/int/bool) or a name."""
     if isinstance(d, dtype):
         return d
-    if d is _py_float:
-        return _default_float
+    if d is _py_float:  # torch maps the Python types to 64-bit dtypes: dtype=float is float64
+        return float64
+    if d is _py_complex:
+        return complex128
     if d is _py_int:
         return int64
     if d is _py_bool:
@@ -229,7 +231,7 @@ class finfo:
         self.max = _py_float(info.max)
         self.min = _py_float(info.min)
         self.tiny = self.smallest_normal = _py_float(info.smallest_normal)
-        self.resolution = _py_float(info.resolution)
+        self.resolution = 10.0 ** -info.precision  # torch: a power of ten, not NumPy's rounding
 
     def __repr__(self) -> str:
         return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "
@@ -250,4 +252,4 @@ class iinfo:
         self.bits, self.max, self.min = info.bits, _py_int(info.max), _py_int(info.min)
 
     def __repr__(self) -> str:
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -1,59 +1,179 @@
 """Storages: the flat, one-dimensional memory that tensors (and their views) look into.
 
-A tensor is (storage, storage_offset, shape, stride). Here a storage is the NumPy array that
-owns the memory, seen as a flat array; views made with ``view``, slicing, ``transpose`` or
-``expand`` point into the same storage, which is why changing one changes the other.
+A tensor is (storage, storage_offset, shape, stride). Here the storage is the memory of the array
+that *owns* it (follow NumPy's/CuPy's ``.base`` to the end); views made with ``view``, slicing,
+``transpose`` or ``expand`` point into the same storage, which is why changing one changes the
+other. ``storage_offset`` and ``stride`` are counted in elements, like torch.
+
+张量 = 存储(一维内存) + 偏移 + 形状 + 步长。视图共享同一块存储。
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from . import _dtype as D
 
-__all__ = ["TypedStorage", "UntypedStorage", "storage_offset"]
+__all__ = ["TypedStorage", "UntypedStorage", "storage_offset", "strided_view", "restride", "resized"]
+
+
+def _is_array(obj: Any) -> bool:
+    return hasattr(obj, "dtype") and hasattr(obj, "strides") and hasattr(obj, "shape")
 
 
 def _root(arr: Any) -> Any:
-    """The array that owns ``arr``'s memory (follow ``.base`` to the end)."""
-    while getattr(arr, "base", None) is not None and hasattr(arr.base, "__array_interface__"):
-        arr = arr.base
-    return arr
+    """The array that owns ``arr``'s memory.
+
+    Walks ``.base`` to the end, passing through helper objects (NumPy's ``as_strided`` keeps the
+    owner behind a small interface object) but stopping at non-array owners such as ``bytes``.
+    """
+    owner = arr
+    base = getattr(arr, "base", None)
+    while base is not None:
+        if _is_array(base):
+            owner = base
+        base = getattr(base, "base", None)
+    return owner
 
 
 def _ptr(arr: Any) -> int:
+    """Address of the first element (CuPy arrays carry it in ``.data.ptr``)."""
     if hasattr(arr, "data") and hasattr(arr.data, "ptr"):
         return int(arr.data.ptr)
     return int(arr.__array_interface__["data"][0])
 
 
-def _flat_bytes(root: Any) -> Any:
-    """The owner's whole memory as a flat uint8 array (owners are contiguous)."""
-    if root.ndim == 0:
-        root = root.reshape(1)
-    if not (root.flags.c_contiguous or root.flags.f_contiguous):
-        root = np.lib.stride_tricks.as_strided(root, (root.nbytes // root.itemsize,),
-                                               (root.itemsize,))
-    return root.reshape(-1, order="A").view(np.uint8)
+def _span(arr: Any) -> tuple[int, int]:
+    """(lowest address, number of bytes) of the memory an array can reach."""
+    lo = hi = _ptr(arr)
+    if arr.size == 0:
+        return lo, 0
+    for n, s in zip(arr.shape, arr.strides):
+        if s < 0:
+            lo += (n - 1) * s
+        else:
+            hi += (n - 1) * s
+    return lo, hi - lo + arr.itemsize
+
+
+def _storage_bytes(arr: Any) -> Any:
+    """The whole storage behind ``arr`` as a flat ``uint8`` array (shares memory)."""
+    root = _root(arr)
+    start, nbytes = _span(root)
+    return _raw_view(root, start, (nbytes,), (1,), np.uint8)
+
+
+def _raw_view(root: Any, address: int, shape: tuple, byte_strides: tuple, dtype: Any) -> Any:
+    """An array of ``dtype`` at ``address`` inside ``root``'s memory (keeps ``root`` alive)."""
+    if hasattr(root, "data") and hasattr(root.data, "ptr"):  # CuPy: pointer arithmetic on memptr
+        import cupy  # type: ignore[import-not-found]
+
+        return cupy.ndarray(shape, dtype, memptr=root.data + (address - _ptr(root)),
+                            strides=byte_strides)
+    rlo, rbytes = _span(root)
+    if root.flags.c_contiguous and 0 not in shape:
+        owner = root if type(root) is np.ndarray else root.view(np.ndarray)
+        out = np.ndarray(shape, dtype, buffer=owner, offset=address - rlo, strides=byte_strides)
+    else:  # an exotic owner, or an empty view at the very end: describe the memory directly
+        out = np.asarray(_Window(address, shape, byte_strides, np.dtype(dtype), root))
+    return out if type(root) is np.ndarray else out.view(type(root))
+
+
+class _Window:
+    """Exposes raw memory to ``np.asarray`` (the way ``as_strided`` does) and keeps the owner alive."""
+
+    def __init__(self, address: int, shape: tuple, strides: tuple, dtype: np.dtype,
+                 owner: Any) -> None:
+        self.__array_interface__ = {"data": (address, False), "shape": shape, "strides": strides,
+                                    "typestr": dtype.str, "version": 3}
+        self.base = owner
 
 
 def storage_offset(t: Any) -> int:
     """How many elements into its storage the tensor's first element sits."""
-    return (_ptr(t._data) - _ptr(_root(t._data))) // t._data.itemsize
+    start, _ = _span(_root(t._data))
+    return (_ptr(t._data) - start) // t._data.itemsize
+
+
+def storage_nbytes(arr: Any) -> int:
+    """Size in bytes of the storage behind ``arr``."""
+    return _span(_root(arr))[1]
+
+
+def restride(arr: Any, size: Sequence[int], stride: Sequence[int], shift: int = 0) -> Any:
+    """A view of ``arr``'s memory with ``size``/``stride`` (elements), starting ``shift`` elements
+    after ``arr``'s first element. The caller guarantees it stays inside the storage."""
+    item = arr.itemsize
+    out = _raw_view(_root(arr), _ptr(arr) + shift * item, tuple(size),
+                    tuple(s * item for s in stride), arr.dtype)
+    if type(out) is not type(arr):
+        out = out.view(type(arr))
+    return out
+
+
+def resized(arr: Any, size: Sequence[int], stride: Sequence[int]) -> Any:
+    """``arr`` re-shaped in place of its storage (``resize_``): same storage offset, new geometry.
+
+    When the storage is too small a bigger one is allocated and the old bytes copied over, so
+    views taken before no longer share memory with the result.
+    """
+    root = _root(arr)
+    start, nbytes = _span(root)
+    item = arr.itemsize
+    offset = (_ptr(arr) - start) // item
+    need = 0 if 0 in size else (offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1) * item
+    if need > nbytes:  # grow: new memory, old contents first
+        if hasattr(root, "data") and hasattr(root.data, "ptr"):
+            import cupy  # type: ignore[import-not-found]
+
+            new = cupy.zeros(need, np.uint8)
+        else:
+            new = np.zeros(need, np.uint8)
+        new[:nbytes] = _storage_bytes(arr).view(np.ndarray) if type(new) is np.ndarray \
+            else _storage_bytes(arr)
+        root, start = new, _ptr(new)
+    out = _raw_view(root, start + offset * item, tuple(size), tuple(s * item for s in stride),
+                    arr.dtype)
+    if type(out) is not type(arr):
+        out = out.view(type(arr))
+    return out
+
+
+def strided_view(arr: Any, size: Sequence[int], stride: Sequence[int], offset: int) -> Any:
+    """A view with ``size``/``stride``/``offset`` (in elements) measured from the storage start.
+
+    This is ``as_strided``: it may reach any element of the storage, not only those ``arr`` shows.
+    RuntimeError (torch's wording) when the geometry runs past the end of the storage.
+    """
+    root = _root(arr)
+    start, nbytes = _span(root)
+    item = arr.itemsize
+    need = 0 if 0 in size else (offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1) * item
+    if need > nbytes:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                           f"{offset}, and itemsize {item} requiring a storage size of {need} are "
+                           f"out of bounds for storage of size {nbytes}")
+    out = _raw_view(root, start + offset * item, tuple(size), tuple(s * item for s in stride),
+                    arr.dtype)
+    if type(out) is not type(arr) and type(arr) is not np.ndarray:
+        out = out.view(type(arr))
+    return out
 
 
 class UntypedStorage:
-    """Raw bytes shared by a tensor and its views."""
+    """Raw bytes shared by a tensor and its views (``tensor.untyped_storage()``)."""
 
     def __init__(self, nbytes: int = 0) -> None:
         self._bytes = np.zeros(nbytes, dtype=np.uint8)
-        self.device = None
+        from ._device import CPU
+
+        self.device = CPU
 
     @classmethod
     def _of(cls, t: Any) -> "UntypedStorage":
         s = object.__new__(cls)
-        s._bytes = _flat_bytes(_root(t._data))
+        s._bytes = _storage_bytes(t._data)
         s.device = t.device
         return s
 
@@ -73,13 +193,23 @@ class UntypedStorage:
         return 1
 
     def tolist(self) -> list:
-        return self._bytes.tolist()
+        return self._host().tolist()
+
+    def _host(self) -> np.ndarray:
+        b = self._bytes
+        return b if type(b) is np.ndarray else np.asarray(b.get() if hasattr(b, "get") else b)
 
     def __getitem__(self, i: Any) -> Any:
-        return self._bytes[i].tolist()
+        return self._host()[i].tolist()
+
+    def __setitem__(self, i: Any, v: Any) -> None:
+        self._bytes[i] = v
+
+    def __iter__(self):
+        return iter(self.tolist())
 
     def __repr__(self) -> str:
-        body = "\n".join(f" {v}" for v in self._bytes.tolist())
+        body = "\n".join(f" {v}" for v in self.tolist())
         return f"{body}\n[torch.storage.UntypedStorage(device={self.device}) of size {self.nbytes()}]"
 
 
@@ -89,7 +219,7 @@ class TypedStorage:
     @classmethod
     def _of(cls, t: Any) -> "TypedStorage":
         s = object.__new__(cls)
-        raw = _flat_bytes(_root(t._data))
+        raw = _storage_bytes(t._data)
         usable = raw.size - raw.size % t._data.itemsize
         s._arr = raw[:usable].view(t._data.dtype)
         s.dtype = t.dtype
@@ -111,17 +241,21 @@ class TypedStorage:
     def nbytes(self) -> int:
         return int(self._arr.nbytes)
 
+    def _host(self) -> np.ndarray:
+        a = self._arr
+        return a if type(a) is np.ndarray else np.asarray(a.get() if hasattr(a, "get") else a)
+
     def tolist(self) -> list:
-        return self._arr.tolist()
+        return self._host().tolist()
 
     def __getitem__(self, i: Any) -> Any:
-        return self._arr[i].tolist()
+        return self._host()[i].tolist()
 
     def __setitem__(self, i: Any, v: Any) -> None:
         self._arr[i] = v
 
     def __iter__(self):
-        return iter(self._arr.tolist())
+        return iter(self.tolist())
 
     def untyped(self) -> UntypedStorage:
         u = object.__new__(UntypedStorage)
@@ -130,6 +264,6 @@ class TypedStorage:
         return u
 
     def __repr__(self) -> str:
-        body = "\n".join(f" {v}" for v in self._arr.tolist())
+        body = "\n".join(f" {v}" for v in self.tolist())
         return (f"{body}\n[torch.storage.TypedStorage(dtype={D._BY_NP[self._arr.dtype]}, "
                 f"device={self.device}) of size {self.size()}]")

@@ -7,6 +7,7 @@ each module there attaches its functions to ``Tensor`` as methods with :func:`te
 from __future__ import annotations
 
 import builtins
+import operator
 import warnings
 import weakref
 from typing import Any, Callable, Iterator, Sequence
@@ -24,7 +25,17 @@ _py_float, _py_int, _py_bool = builtins.float, builtins.int, builtins.bool
 
 
 class Size(tuple):
-    """The shape of a tensor: a tuple that prints as ``torch.Size([2, 3])``."""
+    """The shape of a tensor: a tuple of ints that prints as ``torch.Size([2, 3])``."""
+
+    def __new__(cls, sizes: Any = ()) -> "Size":
+        out = []
+        for i, s in enumerate(sizes):
+            try:
+                out.append(operator.index(s))  # ints, NumPy ints, one-element integer tensors
+            except TypeError:
+                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is "
+                                f"'{type(s).__name__}')") from None
+        return tuple.__new__(cls, out)
 
     def __repr__(self) -> str:
         return f"torch.Size({list(self)})"
@@ -41,6 +52,14 @@ class Size(tuple):
 
     def __add__(self, other):
         return Size(tuple(self) + tuple(other))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, n):
+        return Size(tuple(self) * n)
+
+    __rmul__ = __mul__
 
 
 class _VersionCounter:
@@ -69,11 +88,14 @@ class Tensor:
             return  # built by a subclass's __new__ (e.g. Parameter)
         dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
         dev = as_device(device)
-        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-            arr = np.array(args[0].tolist() if isinstance(args[0], Tensor) else args[0], dtype=dt.np)
-        else:
-            shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
-            arr = np.empty(tuple(int(s) for s in shape), dtype=dt.np)
+        data = args[0] if len(args) == 1 else None
+        if isinstance(data, (_py_float, complex, _py_bool)):
+            raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+        if data is not None and not isinstance(data, (_py_int, np.integer, Size)):
+            arr = np.array(data.tolist() if isinstance(data, Tensor) else data, dtype=dt.np)
+        else:  # sizes: Tensor(2, 3), Tensor(torch.Size([2, 3])), Tensor() is empty
+            shape = tuple(data) if isinstance(data, Size) else (args or (0,))
+            arr = np.empty(tuple(_py_int(s) for s in shape), dtype=dt.np)
         _init(self, arr if dev.type == "cpu" else cuda_backend().to_device(arr, dev.index), dev)
 
     # ------------------------------------------------------------------ construction helpers
@@ -86,12 +108,12 @@ class Tensor:
     # ------------------------------------------------------------------ basic attributes
     @property
     def shape(self) -> Size:
-        return Size(self._data.shape)
+        return tuple.__new__(Size, self._data.shape)  # skips Size's checks: already ints
 
     def size(self, dim: int | None = None) -> Any:
         """The shape (a ``Size``), or the length of one dimension."""
         if dim is None:
-            return Size(self._data.shape)
+            return tuple.__new__(Size, self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     @property
@@ -155,12 +177,14 @@ class Tensor:
         if dtype is None:
             base = _LEGACY_NAMES[self.dtype.name]
             return f"torch.cuda.{base}" if self.is_cuda else f"torch.{base}"
-        if isinstance(dtype, str) and dtype.endswith("Tensor"):
-            name = dtype.rsplit(".", 1)[-1]
+        if isinstance(dtype, str):
+            prefix, _, name = dtype.rpartition(".")
             inv = {v: k for k, v in _LEGACY_NAMES.items()}
-            if name not in inv:
-                raise TypeError(f"invalid type: '{dtype}'")
-            return self.to(D._BY_NAME[inv[name]])
+            if prefix not in ("torch", "torch.cuda") or name not in inv:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dev = as_device("cuda") if prefix == "torch.cuda" else (
+                CPU if self.is_cuda else self._device)
+            return self.to(dev, D._BY_NAME[inv[name]])
         return self.to(D.to_dtype(dtype))
 
     # ------------------------------------------------------------------ memory layout
@@ -240,8 +264,9 @@ class Tensor:
         return cuda_backend().to_host(self._data)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        arr = self._host()
-        return arr if dtype is None else arr.astype(dtype)
+        """``np.asarray(t)``: the same rules (and shared memory) as ``t.numpy()``."""
+        arr = self.numpy()
+        return arr if dtype is None else arr.astype(dtype, copy=False)
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
@@ -259,13 +284,19 @@ class Tensor:
         return _py_bool(self.item())
 
     def __float__(self) -> float:
-        return _py_float(self.item())
+        return _py_float(self._scalar())
 
     def __int__(self) -> int:
-        return _py_int(self.item())
+        return _py_int(self._scalar())
 
     def __complex__(self) -> complex:
-        return complex(self.item())
+        return complex(self._scalar())
+
+    def _scalar(self) -> Any:
+        """The value for float()/int()/complex(): Python's protocols raise ValueError, not item's."""
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
 
     def __index__(self) -> int:
         if self._data.size != 1 or self.dtype._cat != D._INT and self.dtype is not D.bool:
@@ -283,9 +314,9 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0 and spec:
+        if self._data.ndim == 0:
             return format(self.item(), spec)
-        return repr(self)
+        return object.__format__(self, spec)  # TypeError for a spec, like torch
 
     def __reduce_ex__(self, protocol: int) -> Any:
         return (_rebuild, (self._host().copy(), str(self._device), self._requires_grad))
@@ -308,13 +339,19 @@ class Tensor:
 
         Returns ``self`` when nothing changes (and ``copy=False``), like torch.
         """
+        memory_format = kwargs.pop("memory_format", None)
+        if memory_format is not None and memory_format.name != "preserve_format":
+            from ._ops.shape import to_memory_format
+
+            return to_memory_format(self.to(*args, **kwargs), memory_format)
         dev, dt, copy = _parse_to(self, args, kwargs)
         if dev == self._device and dt is self.dtype and not copy:
             return self
         arr = self._data
         src_dev = self._device
         if dt is not self.dtype:
-            arr = arr.astype(dt.np)
+            with np.errstate(over="ignore", invalid="ignore"):  # torch casts silently (inf, wrap)
+                arr = arr.astype(dt.np)
         if dev != src_dev:
             if src_dev.type == "cpu":
                 arr = cuda_backend().to_device(arr, dev.index)
@@ -388,15 +425,16 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        if self.grad_fn is not None and not value:
-            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
-                               "want to use a computed variable in a subgraph that doesn't require "
-                               "differentiation use var_no_grad = var.detach().")
+        if self.grad_fn is not None:
+            raise RuntimeError(_NON_LEAF_FLAG + ("" if value else _NON_LEAF_HINT))
         if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self._requires_grad = _py_bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Set ``requires_grad`` in place; a no-op for non-leaves asked to keep requiring grad."""
+        if self.grad_fn is not None and requires_grad:
+            return self
         self.requires_grad = requires_grad
         return self
 
@@ -585,6 +623,10 @@ def _parse_to(t: Tensor, args: tuple, kwargs: dict) -> tuple[device, D.dtype, bo
             dt = D.to_dtype(a)
     return dev, dt, copy
 
+
+_NON_LEAF_FLAG = "you can only change requires_grad flags of leaf variables."
+_NON_LEAF_HINT = (" If you want to use a computed variable in a subgraph that doesn't require "
+                  "differentiation use var_no_grad = var.detach().")
 
 _LEGACY_NAMES = {
     "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",

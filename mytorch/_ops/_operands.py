@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 import numpy as np
 
@@ -64,9 +64,12 @@ def binary(a: Any, b: Any) -> tuple[Any, Any, device, D.dtype]:
     """Arrays for ``a op b`` already cast to the promoted dtype, their device and that dtype."""
     if isinstance(a, Tensor):
         if isinstance(b, Tensor):
+            xa, xb = a._data, b._data
+            if xa.dtype == xb.dtype and a._device is b._device:  # fast path: nothing to convert
+                return xa, xb, a._device, D._BY_NP[xa.dtype]
             dev = a._device if a._device == b._device else check_same_device(a, b)
-            dt = D.result_type_key(((2 if a._data.ndim else 1, D._BY_NP[a._data.dtype]),
-                                    (2 if b._data.ndim else 1, D._BY_NP[b._data.dtype])))
+            dt = D.result_type_key(((2 if xa.ndim else 1, D._BY_NP[xa.dtype]),
+                                    (2 if xb.ndim else 1, D._BY_NP[xb.dtype])))
             xa, xb = array_on(a, dev), array_on(b, dev)
             if xa.dtype != dt.np:
                 xa = xa.astype(dt.np)
@@ -77,8 +80,26 @@ def binary(a: Any, b: Any) -> tuple[Any, Any, device, D.dtype]:
                                 (0, _scalar_dtype(b))))
         xa = a._data if a._data.dtype == dt.np else a._data.astype(dt.np)
         return xa, scalar_array(b, dt), a._device, dt
+    if not isinstance(b, Tensor):
+        raise TypeError(f"expected a Tensor operand, got {type(a).__name__} and {type(b).__name__}")
     xb, xa, dev, dt = binary(b, a)
     return xa, xb, dev, dt
+
+
+def broadcast_error(shape_a: Sequence[int], shape_b: Sequence[int]) -> NoReturn:
+    """Raise torch's RuntimeError for shapes that do not broadcast, naming the first bad dim.
+
+    Shapes are aligned on the right; the dim is counted in the (longer) broadcast shape.
+    """
+    ndim = max(len(shape_a), len(shape_b))
+    for k in range(1, ndim + 1):
+        sa = shape_a[-k] if k <= len(shape_a) else 1
+        sb = shape_b[-k] if k <= len(shape_b) else 1
+        if sa != sb and sa != 1 and sb != 1:
+            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) "
+                               f"at non-singleton dimension {ndim - k}") from None
+    raise RuntimeError(f"shapes {list(shape_a)} and {list(shape_b)} cannot be broadcast "
+                       "together") from None
 
 
 def _scalar_dtype(x: Any) -> D.dtype:

@@ -1,2 +1,1178 @@
-"""(being written)"""
-__all__: list[str] = []
+"""Indexing, gathering, scattering and selection: ``x[...]``, gather/scatter, index_*, masked_*,
+where, nonzero, searchsorted.
+
+Two ideas carry the whole module:
+
+* **Basic vs advanced indexing.** Integers, slices, ``None`` and ``...`` only move the start
+  pointer and the strides, so ``x[1, ::2]`` is a *view* (same memory, same version counter).
+  Index tensors and boolean masks pick arbitrary elements, so ``x[idx]`` must *copy*.
+  Like torch, we apply the basic part first (a view) and then the advanced part on that view.
+* **Gather and scatter are each other's gradient.** ``gather`` reads ``out[i][j] = x[i][idx[i][j]]``
+  (for ``dim=1``); its backward *adds* the gradient back to where it was read from:
+  ``scatter_add``. Likewise ``index_select`` ↔ ``index_add``, ``take`` ↔ ``put(accumulate=True)``,
+  ``masked_select`` ↔ ``masked_scatter``, and ``x[idx]`` ↔ ``index_put(accumulate=True)``.
+"""
+from __future__ import annotations
+
+import builtins
+import numbers
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .. import _dtype as D
+from .._device import cuda_backend, xp_for
+from .._tensor import Tensor, make_view, tensor_method, wrap
+from ..autograd.graph import needs_grad, record, sum_to
+from ._operands import array_on, check_same_device, scalar_array, wrap_dim
+from .pointwise import _cap, _to_out, inplace
+
+__all__ = ["index_select", "take", "take_along_dim", "gather", "scatter", "scatter_add",
+           "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put", "index_put_",
+           "put", "masked_fill", "masked_select", "masked_scatter", "where", "nonzero",
+           "argwhere", "searchsorted", "bucketize"]
+
+_ALL = slice(None)
+_INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
+_LONG = (np.dtype(np.int64),)
+_MASK_DTYPES = (np.dtype(np.bool_), np.dtype(np.uint8))
+_numbers = (builtins.bool, builtins.int, builtins.float, builtins.complex, np.generic)
+
+
+# ============================================================================ helpers
+def _ufuncs(arr: Any) -> Any:
+    """The module whose ufuncs (``add.at``…) work on ``arr``: NumPy (also for simulated-CUDA
+    arrays, which dispatch themselves) or CuPy."""
+    return np if isinstance(arr, np.ndarray) else cuda_backend().xp
+
+
+def _restride(arr: Any, strides: tuple) -> Any:
+    """The same memory seen with other (byte) strides."""
+    if isinstance(arr, np.ndarray):
+        return np.lib.stride_tricks.as_strided(arr, arr.shape, strides, subok=True)
+    return cuda_backend().xp.lib.stride_tricks.as_strided(arr, arr.shape, strides)
+
+
+def _zeros(shape: tuple, t: Tensor) -> Tensor:
+    """A zero tensor of ``shape`` with ``t``'s dtype and device (the canvas of a backward)."""
+    return wrap(xp_for(t._device).zeros(shape, t._data.dtype), t._device)
+
+
+def _index_data(index: Any, t: Tensor, message: str, exc: type = RuntimeError,
+                dtypes: tuple = _INDEX_DTYPES) -> Any:
+    """The array of an index tensor, on ``t``'s device; ``exc(message)`` if its dtype is wrong."""
+    if not isinstance(index, Tensor):
+        raise TypeError(f"index must be a Tensor, not {type(index).__name__}")
+    if index._data.dtype not in dtypes:
+        raise exc(message.format(dtype=_cap(index.dtype)))
+    return array_on(index, t._device)
+
+
+def _check_bounds(idx: Any, size: int, dim: int, *, exc: type = RuntimeError,
+                  negative_ok: bool = False,
+                  message: str = "index {i} is out of bounds for dimension {dim} with size {size}"
+                  ) -> None:
+    """Every index in ``[0, size)`` (or ``[-size, size)``), else torch's error."""
+    if idx.size == 0:
+        return
+    lo, hi, low = int(idx.min()), int(idx.max()), (-size if negative_ok else 0)
+    if lo < low or hi >= size:
+        raise exc(message.format(i=lo if lo < low else hi, dim=dim, size=size))
+
+
+def _fill_value(value: Any, t: Tensor, op: str) -> Any:
+    """A fill value (number or 0-dim tensor) as a scalar of ``t``'s dtype."""
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError(f"{op} only supports a 0-dimensional value tensor, but got tensor "
+                               f"with {value._data.ndim} dimension(s).")
+        value = value.item()
+    return scalar_array(value, t.dtype)
+
+
+def _mask_data(mask: Any, t: Tensor, message: str) -> Any:
+    if not isinstance(mask, Tensor) or mask._data.dtype != np.bool_:
+        raise RuntimeError(message.format(dtype=_cap(mask.dtype) if isinstance(mask, Tensor)
+                                          else type(mask).__name__))
+    return array_on(mask, t._device)
+
+
+def _broadcast_shape(a: tuple, b: tuple) -> tuple:
+    """The broadcast of two shapes, with torch's error message."""
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
+                               f"at non-singleton dimension {i}")
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def _reduce_to(g: Tensor, shape: tuple) -> Tensor:
+    """``sum_to`` that also accepts a target with extra leading 1s (a value written into a
+    smaller slot, e.g. ``x[0] = v`` with ``v.shape == (1, 4)``)."""
+    shape = tuple(shape)
+    extra = len(shape) - g.ndim
+    if extra > 0:
+        return sum_to(g, shape[extra:]).reshape(shape)
+    return sum_to(g, shape)
+
+
+def _run(self: Tensor, write: Callable[[Any], None], name: str, inputs: tuple,
+         backward: Callable, in_place: bool) -> Tensor:
+    """Apply ``write(array)`` to ``self``'s memory (``in_place``) or to a fresh copy.
+
+    Without autograd the in-place path writes straight into ``self`` (no copy). With autograd
+    it writes into a copy that ``pointwise.inplace`` installs, so the graph is rebased correctly.
+    """
+    if in_place and not needs_grad(*inputs):
+        write(self._data)
+        self._bump()
+        return self
+    res = self._data.copy()
+    write(res)
+    if in_place:
+        return inplace(self, res, name, inputs, backward)
+    out = wrap(res, self._device)
+    if needs_grad(*inputs):
+        record(name, out, inputs, backward)
+    return out
+
+
+# ============================================================================ x[key]
+class _Key:
+    """A torch index key split in two: ``basic`` (a NumPy key giving a view) and ``adv`` (index
+    arrays applied to that view, or None). ``strides`` lists (dim, byte stride) where torch's
+    stride differs from NumPy's: dims inserted by ``None`` (NumPy: 0) and empty stepped slices
+    (NumPy keeps the unstepped stride)."""
+
+    __slots__ = ("basic", "adv", "strides")
+
+    def __init__(self, basic: tuple, adv: tuple | None, strides: list) -> None:
+        self.basic, self.adv, self.strides = basic, adv, strides
+
+    def view(self, arr: Any) -> Any:
+        out = arr[self.basic]
+        if self.strides and self.adv is None:
+            strides = list(out.strides)
+            for d, s in self.strides:
+                strides[d] = s
+            if tuple(strides) != out.strides:
+                out = _restride(out, tuple(strides))
+        return out
+
+    def get(self, arr: Any) -> Any:
+        out = self.view(arr)
+        return out if self.adv is None else _numpy_index(out.__getitem__, self.adv)
+
+    def assign(self, arr: Any, value: Any) -> None:
+        """``arr[key] = value`` (torch's semantics: the basic part first)."""
+        view = arr[self.basic]
+        try:
+            if self.adv is None:
+                view[...] = value
+            else:
+                _numpy_index(lambda k: view.__setitem__(k, value), self.adv)
+        except ValueError:
+            raise RuntimeError(f"shape mismatch: value tensor of shape "
+                               f"{list(getattr(value, 'shape', ()))} cannot be broadcast to "
+                               f"indexing result of shape {list(self.get(arr).shape)}") from None
+
+    def accumulate(self, arr: Any, value: Any) -> None:
+        """``arr[key] += value`` where repeated indices all add up (``np.add.at``)."""
+        view = arr[self.basic]
+        if self.adv is None:
+            view += value
+        else:
+            _numpy_index(lambda k: _ufuncs(arr).add.at(view, k, value), self.adv)
+
+
+def _numpy_index(fn: Callable, key: tuple) -> Any:
+    """Run ``fn(key)``, rewording NumPy's index errors the way torch words them."""
+    try:
+        return fn(key)
+    except IndexError as e:
+        raise IndexError(str(e).replace("axis", "dimension").replace("arrays", "tensors")) \
+            from None
+
+
+def _is_tuple_like(key: list) -> bool:
+    """torch reads ``x[[0, slice(None)]]`` as ``x[0, :]``: a short list holding slices, None,
+    ..., tensors or sequences is a tuple of indices, not an index tensor."""
+    return len(key) < 32 and any(k is None or k is Ellipsis or isinstance(k, (slice, Tensor, list,
+                                                                                tuple, np.ndarray))
+                                 for k in key)
+
+
+def _classify(k: Any, t: Tensor) -> tuple[str, Any, int]:
+    """One entry of an index key → (kind, value, number of tensor dims it consumes)."""
+    if k is None:
+        return "none", None, 0
+    if k is Ellipsis:
+        return "ellipsis", None, 0
+    if isinstance(k, (builtins.bool, np.bool_)):
+        return "bool", _bool_index(builtins.bool(k), t), 0
+    if isinstance(k, numbers.Integral):
+        return "int", int(k), 1
+    if isinstance(k, slice):
+        if k.step is not None and k.step.__index__() <= 0:
+            raise ValueError("step must be greater than zero" if k.step.__index__() < 0
+                             else "slice step cannot be zero")
+        return "slice", k, 1
+    if isinstance(k, (list, tuple, np.ndarray)):
+        arr = np.asarray(k)
+        if arr.size == 0 and arr.dtype.kind == "f":
+            arr = arr.astype(np.int64)
+        k = Tensor._wrap(arr)
+    if isinstance(k, Tensor):
+        dt = k._data.dtype
+        if dt in _MASK_DTYPES:
+            if k._data.ndim == 0:
+                return "bool", _bool_index(builtins.bool(k.item()), t), 0
+            arr = array_on(k, t._device)
+            return "mask", arr if dt == np.bool_ else arr.astype(np.bool_), arr.ndim
+        if dt in _INDEX_DTYPES:
+            if k._data.ndim == 0:
+                return "int", int(k.item()), 1
+            return "index", array_on(k, t._device), 1
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                     f"Variables are valid indices (got {type(k).__name__})")
+
+
+def _bool_index(flag: bool, t: Tensor) -> Any:
+    # x[True] is x[None][[0]], x[False] is x[None][[]]: a new dim of size 1 or 0.
+    return xp_for(t._device).zeros(1 if flag else 0, np.int64)
+
+
+def _parse_key(t: Tensor, key: Any) -> _Key:
+    """Translate a torch index key into a :class:`_Key` for ``t``; raise torch's errors."""
+    if not isinstance(key, tuple):
+        key = tuple(key) if isinstance(key, list) and _is_tuple_like(key) else (key,)
+    arr = t._data
+    shape, strides, ndim = arr.shape, arr.strides, arr.ndim
+    items = [_classify(k, t) for k in key]
+    specified = builtins.sum(n for _, _, n in items)
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    basic: list = []
+    adv: list = []
+    fixes: list = []
+    orig = 0            # next dim of the original tensor
+    rdim = 0            # next dim of the basic view
+    seen_ellipsis = False
+    for kind, v, n in items:
+        if kind == "int":
+            size = shape[orig]
+            if not -size <= v < size:
+                raise IndexError(f"index {v} is out of bounds for dimension {orig} with size {size}")
+            basic.append(v)
+            orig += 1
+        elif kind == "slice":
+            if v.step is not None and v.step != 1:
+                fixes.append((rdim, strides[orig] * v.step.__index__()))
+            basic.append(v)
+            adv.append(_ALL)
+            orig, rdim = orig + 1, rdim + 1
+        elif kind == "none":
+            # torch's unsqueeze gives the new dim the stride size*stride of the dim after it.
+            fixes.append((rdim, shape[orig] * strides[orig] if orig < ndim else arr.itemsize))
+            basic.append(None)
+            adv.append(_ALL)
+            rdim += 1
+        elif kind == "ellipsis":
+            k = 0 if seen_ellipsis else ndim - specified
+            seen_ellipsis = True
+            basic.extend([_ALL] * k)
+            adv.extend([_ALL] * k)
+            orig, rdim = orig + k, rdim + k
+        elif kind == "bool":
+            basic.append(None)
+            adv.append(v)
+            rdim += 1
+        elif kind == "index":
+            basic.append(_ALL)
+            adv.append(v)
+            orig, rdim = orig + 1, rdim + 1
+        else:  # mask
+            for i, m in enumerate(v.shape):
+                if m != shape[orig + i]:
+                    raise IndexError(f"The shape of the mask {list(v.shape)} at index {i} does not "
+                                     f"match the shape of the indexed tensor {list(shape)} at "
+                                     f"index {orig + i}")
+            basic.extend([_ALL] * n)
+            adv.append(v)
+            orig, rdim = orig + n, rdim + n
+    basic.append(Ellipsis)  # keeps a full integer index a 0-dim *view*, not a NumPy scalar
+    has_adv = any(a is not _ALL for a in adv)
+    return _Key(tuple(basic), tuple(adv) if has_adv else None, fixes)
+
+
+def _index_with(t: Tensor, k: _Key) -> Tensor:
+    """``t[k]``: a view for basic keys, a copy for advanced ones; differentiable."""
+    arr = t._data
+    if k.adv is None:
+        res = make_view(t, k.view(arr))
+    else:
+        res = wrap(k.get(arr), t._device)
+    if needs_grad(t):
+        shape = arr.shape
+        record("SliceBackward0" if k.adv is None else "IndexBackward0", res, (t,),
+               lambda g: (_index_backward(g, k, shape),))
+    return res
+
+
+def _index_backward(g: Tensor, k: _Key, shape: tuple) -> Tensor:
+    """Zeros of the input's shape with ``g`` added where ``t[k]`` read (repeats accumulate)."""
+    z = xp_for(g._device).zeros(shape, g._data.dtype)
+    if k.adv is None:
+        k.view(z)[...] = g._data
+    else:
+        k.accumulate(z, g._data)
+    res = wrap(z, g._device)
+    if needs_grad(g):
+        record("IndexPutBackward0", res, (g,), lambda gg: (_index_with(gg, k),))
+    return res
+
+
+def _zero_slot(g: Tensor, k: _Key) -> Tensor:
+    """``g`` with the region ``k`` set to zero (the gradient of an overwritten input)."""
+    out = g._data.copy()
+    k.assign(out, 0)
+    res = wrap(out, g._device)
+    if needs_grad(g):
+        record("IndexPutBackward0", res, (g,), lambda gg: (_zero_slot(gg, k),))
+    return res
+
+
+def _getitem(self: Tensor, key: Any) -> Tensor:
+    """``x[key]`` like torch: ints, slices (step > 0), None, ..., bools, index tensors, masks."""
+    return _index_with(self, _parse_key(self, key))
+
+
+def _setitem(self: Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value``: write in place (value broadcast and cast to ``x``'s dtype)."""
+    k = _parse_key(self, key)
+    if isinstance(value, Tensor):
+        varr = array_on(value, self._device)
+    elif isinstance(value, _numbers):
+        varr = value
+    elif isinstance(value, (list, tuple, np.ndarray)):
+        varr = array_on(Tensor._wrap(np.asarray(value)), self._device)
+    else:
+        raise TypeError(f"can't assign a {type(value).__name__} to a {self.type()}")
+    vshape = tuple(getattr(varr, "shape", ()))
+
+    def backward(g: Tensor) -> tuple:
+        gv = None
+        if isinstance(value, Tensor) and value._requires_grad:  # back to value's shape and dtype
+            gv = _reduce_to(_index_with(g, k), vshape).to(value.dtype)
+        return _zero_slot(g, k), gv
+
+    _run(self, lambda arr: k.assign(arr, varr),
+         "CopySlices" if k.adv is None else "IndexPutBackward0", (self, value), backward, True)
+
+
+Tensor.__getitem__ = _getitem
+Tensor.__setitem__ = _setitem
+
+
+# ============================================================================ index_put / put / take
+def _index_put(self: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: bool,
+               in_place: bool) -> Tensor:
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put_(): argument 'values' (position 2) must be Tensor, not "
+                        f"{type(values).__name__}")
+    for i, ix in enumerate(indices):
+        if not isinstance(ix, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(ix).__name__}")
+    if values.dtype is not self.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_cap(self.dtype)} for the destination and {_cap(values.dtype)} for "
+                           "the source.")
+    k = _parse_key(self, tuple(indices))
+    varr = array_on(values, self._device)
+    vshape = tuple(varr.shape)
+
+    def write(arr: Any) -> None:
+        (k.accumulate if accumulate else k.assign)(arr, varr)
+
+    def backward(g: Tensor) -> tuple:
+        return (g if accumulate else _zero_slot(g, k),
+                _reduce_to(_index_with(g, k), vshape) if values._requires_grad else None)
+
+    return _run(self, write, "IndexPutBackward0", (self, values), backward, in_place)
+
+
+def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor,
+              accumulate: bool = False) -> Tensor:
+    """Out-of-place ``input[indices] = values`` (``+=`` with every repeat counted if accumulate)."""
+    return _index_put(input, indices, values, accumulate, False)
+
+
+def index_put_(input: Tensor, indices: Sequence[Tensor], values: Tensor,
+               accumulate: bool = False) -> Tensor:
+    """In-place ``input[indices] = values``; ``accumulate=True`` adds, counting repeated indices."""
+    return _index_put(input, indices, values, accumulate, True)
+
+
+def _flat_index(index: Any, t: Tensor, op: str, check: bool = True) -> Any:
+    idx = _index_data(index, t, op + "(): Expected a long tensor for index, but got {dtype}",
+                      dtypes=_LONG)
+    if check:
+        _check_bounds(idx, t._data.size, 0, exc=IndexError, negative_ok=True,
+                      message="out of range: tried to access index {i} on a tensor of {size} "
+                              "elements.")
+    return idx
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """Elements of ``input`` seen as 1-D, at ``index`` (negative counts from the end)."""
+    idx = _flat_index(index, input, "take", check=False)
+    try:  # NumPy's take checks the bounds itself; only on failure do we look for the culprit
+        res = wrap(input._data.reshape(-1).take(idx), input._device)
+    except IndexError:
+        _flat_index(index, input, "take")
+        raise
+    if needs_grad(input):
+        shape = input._data.shape
+        record("TakeBackward0", res, (input,),
+               lambda g: (put(_zeros(shape, g), index, g, accumulate=True),))
+    return res
+
+
+def _put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool, in_place: bool) -> Tensor:
+    idx = _flat_index(index, self, "put_")
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {_cap(self.dtype)} and source.dtype = "
+                           f"{_cap(source.dtype)}")
+    if source._data.size != idx.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, "
+                         f"but got source.numel() = {source._data.size}, index.numel() = "
+                         f"{idx.size}")
+    src = array_on(source, self._device).reshape(-1)
+    flat_idx = idx.reshape(-1)
+
+    def write(arr: Any) -> None:
+        flat = arr.reshape(-1) if arr.flags.c_contiguous else arr.ravel()
+        if accumulate:
+            _ufuncs(arr).add.at(flat, flat_idx, src)
+        else:
+            flat[flat_idx] = src
+        if not arr.flags.c_contiguous:  # ravel() copied: write the result back
+            arr[...] = flat.reshape(arr.shape)
+
+    sshape = tuple(source._data.shape)
+
+    def backward(g: Tensor) -> tuple:
+        gs = take(g, index).reshape(sshape) if source._requires_grad else None
+        return (g if accumulate else put(g, index, _zeros(sshape, g)), gs)
+
+    return _run(self, write, "PutBackward0", (self, source), backward, in_place)
+
+
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """Out-of-place ``put_``: ``input`` seen as 1-D gets ``source`` at ``index``."""
+    return _put(input, index, source, accumulate, False)
+
+
+@tensor_method()
+def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """Write ``source`` into ``self`` seen as 1-D, at ``index`` (add instead if accumulate)."""
+    return _put(self, index, source, accumulate, True)
+
+
+# ============================================================================ gather / scatter
+def _along_key(idx: Any, dim: int, xp: Any) -> tuple:
+    """The NumPy key that reads ``arr[i][idx[i][j]]`` (for dim=1): ``idx`` at ``dim``, an
+    ``arange`` broadcast along every other dim."""
+    nd = idx.ndim
+    return tuple(idx if d == dim else xp.arange(n).reshape((n,) + (1,) * (nd - 1 - d))
+                 for d, n in enumerate(idx.shape))
+
+
+def _leading(arr: Any, shape: tuple, skip: int | None = None) -> Any:
+    """The leading ``shape`` block of ``arr`` (all of dim ``skip``): torch's gather/scatter
+    only touch the part of ``input``/``src`` that the index covers."""
+    if arr.shape == shape:
+        return arr
+    return arr[tuple(_ALL if d == skip else slice(0, n) for d, n in enumerate(shape))]
+
+
+def _check_gather(arr: Any, idx: Any, d: int) -> None:
+    if idx.ndim != arr.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for i, (n, m) in enumerate(zip(idx.shape, arr.shape)):
+        if i != d and n > m:
+            raise RuntimeError(f"Size does not match at dimension {i} expected index "
+                               f"{list(idx.shape)} to be no larger than self {list(arr.shape)} "
+                               f"apart from dimension {d}")
+    _check_bounds(idx, arr.shape[d], d)
+
+
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
+           out: Tensor | None = None) -> Tensor:
+    """``out[i][j] = input[i][index[i][j]]`` for dim=1 (``input[index[i][j]][j]`` for dim=0).
+
+    ``index`` has ``input``'s number of dims; the output has ``index``'s shape.
+    """
+    arr = input._data
+    d = wrap_dim(dim, arr.ndim)
+    idx = _index_data(index, input, "gather(): Expected dtype int32/int64 for index")
+    _check_gather(arr, idx, d)
+    res = wrap(_leading(arr, idx.shape, d)[_along_key(idx, d, xp_for(input._device))],
+               input._device)
+    if needs_grad(input):
+        shape = arr.shape
+        record("GatherBackward0", res, (input,),
+               lambda g: (scatter_add(_zeros(shape, g), d, index, g),))
+    return _to_out(res, out)
+
+
+def _check_scatter(self: Tensor, d: int, idx: Any, src: Any) -> None:
+    shape = self._data.shape
+    if idx.ndim != len(shape):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if src is not None and src.ndim != idx.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    for i, n in enumerate(idx.shape):
+        if (i != d and n > shape[i]) or (src is not None and n > src.shape[i]):
+            what = f" and to be no larger size than src {list(src.shape)}" if src is not None \
+                else ""
+            raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self "
+                               f"{list(shape)} apart from dimension {d}{what}")
+    _check_bounds(idx, shape[d], d)
+
+
+def _scatter_args(self: Tensor, dim: int, index: Tensor, src: Any, op: str = "scatter"
+                  ) -> tuple[int, Any, Any]:
+    """Checked (dim, index array, src array or fill scalar) for the scatter family."""
+    d = wrap_dim(dim, self._data.ndim)
+    idx = _index_data(index, self, op + "(): Expected dtype int32/int64 for index")
+    if isinstance(src, Tensor):
+        if src.dtype is not self.dtype:
+            raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype")
+        sarr = array_on(src, self._device)
+        _check_scatter(self, d, idx, sarr)
+        return d, idx, _leading(sarr, idx.shape)
+    _check_scatter(self, d, idx, None)
+    return d, idx, scalar_array(src, self.dtype)
+
+
+def _scatter(self: Tensor, dim: int, index: Tensor, src: Any, value: Any, reduce: str | None,
+             in_place: bool) -> Tensor:
+    if src is None:
+        src = value
+    if src is None:
+        raise TypeError("scatter() missing required argument 'src' (or 'value')")
+    if reduce not in (None, "add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    d, idx, s = _scatter_args(self, dim, index, src)
+    xp = xp_for(self._device)
+
+    def write(arr: Any) -> None:
+        view, key = _leading(arr, idx.shape, d), _along_key(idx, d, xp)
+        if reduce is None:
+            view[key] = s
+        else:
+            getattr(_ufuncs(arr), "add" if reduce == "add" else "multiply").at(view, key, s)
+
+    def backward(g: Tensor) -> tuple:
+        if reduce is not None:
+            raise RuntimeError("derivative for aten::scatter is not implemented")
+        gs = None
+        if isinstance(src, Tensor) and src._requires_grad:
+            gs = _pad_like(gather(g, d, index), tuple(src._data.shape))
+        return scatter(g, d, index, 0), gs
+
+    return _run(self, write, "ScatterBackward0" if isinstance(src, Tensor) else
+                "ScatterBackward1", (self, src), backward, in_place)
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
+            reduce: str | None = None) -> Tensor:
+    """Out-of-place ``scatter_``: a copy of ``input`` with ``src`` (or ``value``) written at
+    ``index`` along ``dim``."""
+    return _scatter(input, dim, index, src, value, reduce, False)
+
+
+@tensor_method()
+def scatter_(self: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
+             reduce: str | None = None) -> Tensor:
+    """``self[index[i][j]][j] = src[i][j]`` for dim=0 (``self[i][index[i][j]]`` for dim=1).
+
+    ``reduce='add'``/``'multiply'`` combine with the existing value instead of overwriting.
+    """
+    return _scatter(self, dim, index, src, value, reduce, True)
+
+
+def _scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor, in_place: bool) -> Tensor:
+    d, idx, s = _scatter_args(self, dim, index, src, "scatter")
+    xp = xp_for(self._device)
+
+    def write(arr: Any) -> None:
+        _ufuncs(arr).add.at(_leading(arr, idx.shape, d), _along_key(idx, d, xp), s)
+
+    def backward(g: Tensor) -> tuple:
+        return g, _pad_like(gather(g, d, index), tuple(src._data.shape)) if src._requires_grad \
+            else None
+
+    return _run(self, write, "ScatterAddBackward0", (self, src), backward, in_place)
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """Out-of-place ``scatter_add_``."""
+    return _scatter_add(input, dim, index, src, False)
+
+
+@tensor_method()
+def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """Like ``scatter_`` but *adds* ``src`` at ``index``; repeated indices all count (the
+    backward of ``gather``)."""
+    return _scatter_add(self, dim, index, src, True)
+
+
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _identity(reduce: str, dtype: np.dtype) -> Any:
+    """The value that does not change the reduction: 0 for sum, 1 for prod, -inf for amax…"""
+    if reduce in ("sum", "mean", "prod"):
+        return int(reduce == "prod")
+    if dtype.kind == "b":
+        return reduce == "amin"
+    lo, hi = (-np.inf, np.inf) if dtype.kind in "fc" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    return lo if reduce == "amax" else hi
+
+
+def _scatter_reduce_into(arr: Any, d: int, idx: Any, s: Any, reduce: str, include_self: bool,
+                         xp: Any) -> None:
+    """Reduce ``s`` into ``arr`` at ``idx`` along ``d`` (the work of ``scatter_reduce_``)."""
+    view, key = _leading(arr, idx.shape, d), _along_key(idx, d, xp)
+    uf = _ufuncs(arr)
+    if not include_self:  # start the touched positions from the reduction's identity
+        view[key] = _identity(reduce, arr.dtype)
+    if reduce == "mean":
+        count = xp.zeros(view.shape, np.int64)
+        uf.add.at(count, key, 1)
+        uf.add.at(view, key, s)
+        touched = count > 0
+        count += include_self
+        count[~touched] = 1
+        if arr.dtype.kind in "iub":
+            view[...] = view // count
+        else:
+            view /= count
+    else:
+        ufunc = {"sum": uf.add, "prod": uf.multiply, "amax": uf.maximum, "amin": uf.minimum}[reduce]
+        ufunc.at(view, key, s)
+
+
+def _scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
+                    include_self: bool, in_place: bool) -> Tensor:
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    d, idx, s = _scatter_args(self, dim, index, src, "scatter_reduce")
+    xp = xp_for(self._device)
+    old = self._data.copy() if needs_grad(self, src) else None
+
+    def backward(g: Tensor) -> tuple:
+        return _scatter_reduce_backward(g, old, d, index, idx, s, src, reduce, include_self, xp)
+
+    return _run(self, lambda arr: _scatter_reduce_into(arr, d, idx, s, reduce, include_self, xp),
+                "ScatterReduceBackward0", (self, src), backward, in_place)
+
+
+def _scatter_reduce_backward(g: Tensor, old: Any, d: int, index: Tensor, idx: Any, s: Any,
+                             src: Tensor, reduce: str, include_self: bool, xp: Any) -> tuple:
+    """Gradients of ``scatter_reduce`` (torch's formulas). The factors that depend on the
+    values (counts, which element won amax, products of the others) are constants here."""
+    dev = g._device
+    const = lambda a: wrap(a.astype(g._data.dtype, copy=False), dev)  # noqa: E731
+    key = _along_key(idx, d, xp)
+    result = old.copy()
+    _scatter_reduce_into(result, d, idx, s, reduce, include_self, xp)
+    if reduce == "sum":
+        gself, gsrc = g, gather(g, d, index)
+    elif reduce == "mean":
+        n = xp.full(old.shape, 1 if include_self else 0, old.dtype)
+        _ufuncs(n).add.at(_leading(n, idx.shape, d), key, 1)
+        n[n == 0] = 1
+        gself = g * const(1 / n)
+        gsrc = gather(gself, d, index)
+    elif reduce in ("amax", "amin"):
+        self_is = (old == result).astype(old.dtype)
+        value = _leading(result, idx.shape, d)[key]
+        src_is = (s == value).astype(old.dtype)
+        n = self_is.copy()
+        _ufuncs(n).add.at(_leading(n, idx.shape, d), key, src_is)
+        gdist = g * const(1 / n)
+        gself = gdist * const(self_is)
+        gsrc = gather(gdist, d, index) * const(src_is)
+    else:  # prod: d(result)/d(x) = product of the others = result / x, careful with zeros
+        masked_self = xp.where(old == 0, 1, old).astype(old.dtype)
+        msr = masked_self.copy()
+        _scatter_reduce_into(msr, d, idx, s, reduce, include_self, xp)
+        gself = g * const(msr / masked_self)
+        src_zero = s == 0
+        nz = xp.zeros(old.shape, np.int64)
+        _ufuncs(nz).add.at(_leading(nz, idx.shape, d), key, src_zero.astype(np.int64))
+        single = src_zero & (_leading(nz, idx.shape, d)[key] == 1)
+        masked_src = xp.where(single, 1, s).astype(old.dtype)
+        msrc_res = old.copy()
+        _scatter_reduce_into(msrc_res, d, idx, masked_src, reduce, include_self, xp)
+        gsrc = gather(g * const(msrc_res), d, index) * const(single) + \
+            gather(g * const(result), d, index) * const(~single / xp.where(src_zero, 1, s))
+    if not include_self:
+        gself = scatter(gself, d, index, 0)
+    gsrc = _pad_like(gsrc, tuple(src._data.shape)) if src._requires_grad else None
+    return gself, gsrc
+
+
+def _pad_like(g: Tensor, shape: tuple) -> Tensor:
+    """``g`` placed in the leading corner of zeros of ``shape``: ``src`` may be larger than the
+    index, and its elements the index does not reach get no gradient. (torch 2.13 raises
+    "invalid gradient" there instead.)"""
+    if tuple(g.shape) == shape:
+        return g
+    corner = _Key(tuple(slice(0, n) for n in g.shape) + (Ellipsis,), None, [])
+    return _index_backward(g, corner, shape)
+
+
+def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    """Reduce ``src`` into a copy of ``input`` at ``index``: 'sum', 'prod', 'mean', 'amax',
+    'amin'; ``include_self=False`` ignores the original values at the touched positions."""
+    return _scatter_reduce(input, dim, index, src, reduce, include_self, False)
+
+
+@tensor_method()
+def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                    include_self: bool = True) -> Tensor:
+    """In-place ``scatter_reduce``."""
+    return _scatter_reduce(self, dim, index, src, reduce, include_self, True)
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
+                   out: Tensor | None = None) -> Tensor:
+    """``gather`` after broadcasting ``input`` and ``indices`` (except along ``dim``); with no
+    dim, both are flattened first."""
+    _index_data(indices, input, "torch.take_along_dim(): dtype of indices should be Long but "
+                                "got {dtype}", dtypes=_LONG)
+    if dim is None:
+        return _to_out(gather(input.reshape(-1), 0, indices.reshape(-1)), out)
+    if input.ndim != indices.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {input.ndim} dimensions for input, and "
+                           f"{indices.ndim} dimensions for indices")
+    d = wrap_dim(dim, input.ndim)
+    a, i = list(input.shape), list(indices.shape)
+    a[d] = i[d] = 1
+    common = list(_broadcast_shape(tuple(a), tuple(i)))
+    ishape, xshape = list(common), list(common)
+    ishape[d], xshape[d] = indices.shape[d], input.shape[d]
+    x = input if list(input.shape) == xshape else input.expand(*xshape)
+    ix = indices if list(indices.shape) == ishape else indices.expand(*ishape)
+    return _to_out(gather(x, d, ix), out)
+
+
+# ============================================================================ index_* along a dim
+def _dim_key(d: int, idx: Any) -> tuple:
+    """The NumPy key ``[:, :, idx]`` that picks ``idx`` along dim ``d``."""
+    return (_ALL,) * d + (idx,)
+
+
+def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The slices ``index`` (a vector) along ``dim``, in that order (a copy)."""
+    idx = _index_data(index, input, "index_select(): Expected dtype int32 or int64 for index")
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    arr = input._data
+    d = wrap_dim(dim, arr.ndim)
+    if d == 0:  # torch's two kernels word (and classify) the same error differently
+        _check_bounds(idx, arr.shape[d], d, exc=IndexError, message="index out of range in self")
+    else:
+        _check_bounds(idx, arr.shape[d], d, message="INDICES element is out of DATA bounds, "
+                                                    "id={i} axis_dim={size}")
+    res = wrap(arr.take(idx.reshape(-1), axis=d), input._device)
+    if needs_grad(input):
+        shape = arr.shape
+        record("IndexSelectBackward0", res, (input,),
+               lambda g: (index_add(_zeros(shape, g), d, index, g),))
+    return _to_out(res, out)
+
+
+def _index_vector(index: Tensor, self: Tensor, op: str, dtypes: tuple = _INDEX_DTYPES,
+                  exc: type = RuntimeError) -> Any:
+    if dtypes is _LONG:
+        message = op + "(): Expected a long tensor for index, but got {dtype}"
+    else:
+        message = op + "(): Expected dtype int32/int64 for index but got: {dtype}"
+    idx = _index_data(index, self, message, exc, dtypes)
+    if idx.ndim > 1:
+        raise IndexError(f"{op}(): Index is supposed to be a vector, but got dim: {idx.ndim} with "
+                         f"type: {_cap(index.dtype)} and size: {list(idx.shape)}")
+    return idx.reshape(-1)
+
+
+def _check_source(self: Tensor, d: int, idx: Any, source: Tensor, op: str) -> Any:
+    shape, sshape = self._data.shape, source._data.shape
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"{op}(): self ({_cap(self.dtype)}) and source ({_cap(source.dtype)}) "
+                           "must have the same scalar type")
+    if len(sshape) != len(shape) or any(a != b for i, (a, b) in enumerate(zip(shape, sshape))
+                                        if i != d):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(shape)} source.shape = "
+                           f"{list(sshape)}")
+    if sshape[d] != idx.size:
+        raise RuntimeError(f"{op}(): Number of indices ({idx.size}) should be equal to "
+                           f"source.size(dim): ({sshape[d]}), for dim: {d}")
+    return array_on(source, self._device)
+
+
+def _index_add(self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Any,
+               in_place: bool) -> Tensor:
+    d = wrap_dim(dim, self._data.ndim)
+    idx = _index_vector(index, self, "index_add_")
+    src = _check_source(self, d, idx, source, "index_add_")
+    _check_bounds(idx, self._data.shape[d], d)
+    if alpha != 1:
+        src = src * scalar_array(alpha, self.dtype)
+
+    def write(arr: Any) -> None:
+        _ufuncs(arr).add.at(arr, _dim_key(d, idx), src)
+
+    def backward(g: Tensor) -> tuple:
+        gs = index_select(g, d, index) if source._requires_grad else None
+        return g, (gs * alpha if alpha != 1 and gs is not None else gs)
+
+    return _run(self, write, "IndexAddBackward0", (self, source), backward, in_place)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1
+              ) -> Tensor:
+    """Out-of-place ``index_add_``."""
+    return _index_add(input, dim, index, source, alpha, False)
+
+
+@tensor_method()
+def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1
+               ) -> Tensor:
+    """``self[:, index[i]] += alpha * source[:, i]`` (dim=1); repeated indices all add up."""
+    return _index_add(self, dim, index, source, alpha, True)
+
+
+def _index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor, in_place: bool) -> Tensor:
+    d = wrap_dim(dim, self._data.ndim)
+    idx = _index_vector(index, self, "index_copy_", dtypes=_LONG)
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but "
+                           f"got (self) {_cap(self.dtype)} and (source) {_cap(source.dtype)}")
+    if source._data.ndim != self._data.ndim or source._data.shape[d] != idx.size:
+        n = source._data.shape[d] if d < source._data.ndim else source._data.size
+        raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to "
+                         f"source.size(dim) ({n})")
+    src = _check_source(self, d, idx, source, "index_copy_")
+    _check_bounds(idx, self._data.shape[d], d, exc=IndexError,
+                  message="index_copy_(): index {i} is out of bounds for dimension {dim} with "
+                          "size {size}")
+
+    def write(arr: Any) -> None:
+        arr[_dim_key(d, idx)] = src
+
+    def backward(g: Tensor) -> tuple:
+        gs = index_select(g, d, index) if source._requires_grad else None
+        return index_fill(g, d, index, 0), gs
+
+    return _run(self, write, "IndexCopyBackward0", (self, source), backward, in_place)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """Out-of-place ``index_copy_``."""
+    return _index_copy(input, dim, index, source, False)
+
+
+@tensor_method()
+def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """``self[:, index[i]] = source[:, i]`` (dim=1)."""
+    return _index_copy(self, dim, index, source, True)
+
+
+def _index_fill(self: Tensor, dim: int, index: Tensor, value: Any, in_place: bool) -> Tensor:
+    d = wrap_dim(dim, self._data.ndim)
+    idx = _index_data(index, self, "index_fill_(): Expected dtype int64 for index.", IndexError,
+                      _LONG)
+    if idx.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    idx = idx.reshape(-1)
+    v = _fill_value(value, self, "index_fill_")
+    size = self._data.shape[d] if self._data.ndim else 1
+    _check_bounds(idx, size, d, exc=IndexError, negative_ok=True)
+
+    def write(arr: Any) -> None:
+        arr[_dim_key(d, idx)] = v
+
+    def backward(g: Tensor) -> tuple:
+        gv = index_select(g, d, index).sum() if isinstance(value, Tensor) and \
+            value._requires_grad else None
+        return index_fill(g, d, index, 0), gv
+
+    return _run(self, write, "IndexFillBackward0", (self, value), backward, in_place)
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """Out-of-place ``index_fill_``."""
+    return _index_fill(input, dim, index, value, False)
+
+
+@tensor_method()
+def index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """Fill the slices ``index`` along ``dim`` with ``value`` (a number or 0-dim tensor)."""
+    return _index_fill(self, dim, index, value, True)
+
+
+# ============================================================================ masks
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """``value`` where ``mask`` is True, ``input`` elsewhere (``input`` and ``mask`` broadcast)."""
+    m = _mask_data(mask, input, "masked_fill_ only supports boolean masks, but got mask with "
+                                "dtype {dtype}")
+    v = _fill_value(value, input, "masked_fill_")
+    arr = input._data
+    _broadcast_shape(arr.shape, m.shape)
+    res = wrap(xp_for(input._device).where(m, v, arr), input._device)
+    if needs_grad(input, value):
+        shape = arr.shape
+        record("MaskedFillBackward0" if not isinstance(value, Tensor) else "MaskedFillBackward1",
+               res, (input, value),
+               lambda g: (sum_to(masked_fill(g, mask, 0), shape) if input._requires_grad else None,
+                          masked_select(g, mask).sum() if isinstance(value, Tensor) and
+                          value._requires_grad else None))
+    return res
+
+
+@tensor_method()
+def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """In-place ``masked_fill``; ``mask`` must broadcast to ``self``'s shape."""
+    m = _mask_data(mask, self, "masked_fill_ only supports boolean masks, but got mask with "
+                               "dtype {dtype}")
+    v = _fill_value(value, self, "masked_fill_")
+    shape = self._data.shape
+    if _broadcast_shape(shape, m.shape) != shape:
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{list(_broadcast_shape(shape, m.shape))}")
+    xp = xp_for(self._device)
+
+    def backward(g: Tensor) -> tuple:
+        return masked_fill(g, mask, 0), (masked_select(g, mask).sum() if isinstance(
+            value, Tensor) and value._requires_grad else None)
+
+    return _run(self, lambda arr: xp.copyto(arr, v, where=m), "MaskedFillBackward0",
+                (self, value), backward, True)
+
+
+def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The elements where ``mask`` is True, as a 1-D tensor (``input``/``mask`` broadcast)."""
+    m = _mask_data(mask, input, "masked_select: expected BoolTensor for mask")
+    arr = input._data
+    shape = _broadcast_shape(arr.shape, m.shape)
+    xp = xp_for(input._device)
+    a = arr if arr.shape == shape else xp.broadcast_to(arr, shape)
+    mb = m if m.shape == shape else xp.broadcast_to(m, shape)
+    res = wrap(a[mb], input._device)
+    if needs_grad(input):
+        src_shape = arr.shape
+        record("MaskedSelectBackward0", res, (input,),
+               lambda g: (sum_to(masked_scatter(_zeros(shape, g), mask, g), src_shape),))
+    return _to_out(res, out)
+
+
+def _masked_scatter(self: Tensor, mask: Tensor, source: Tensor, in_place: bool) -> Tensor:
+    m = _mask_data(mask, self, "masked_scatter_ only supports boolean masks, but got mask with "
+                               "dtype {dtype}")
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes but got "
+                           f"{_cap(self.dtype)} and {_cap(source.dtype)}")
+    shape = self._data.shape
+    bshape = _broadcast_shape(shape, m.shape)
+    if bshape != shape:
+        if in_place:
+            raise RuntimeError(f"masked_scatter_: expected mask to be broadcastable to self "
+                               f"{list(shape)}, got mask {list(m.shape)}")
+        return _masked_scatter(self.expand(*bshape), mask, source, False)
+    mb = m if m.shape == shape else xp_for(self._device).broadcast_to(m, shape)
+    count = int(mb.sum())
+    if source._data.size < count:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    src = array_on(source, self._device).reshape(-1)[:count]
+
+    def write(arr: Any) -> None:
+        arr[mb] = src
+
+    def backward(g: Tensor) -> tuple:
+        gs = None
+        if source._requires_grad:
+            sel = masked_select(g, mask)
+            flat = _zeros((source._data.size,), g)
+            gs = put(flat, wrap(xp_for(g._device).arange(count), g._device), sel) \
+                .reshape(tuple(source._data.shape))
+        return masked_fill(g, mask, 0), gs
+
+    return _run(self, write, "MaskedScatterBackward0", (self, source), backward, in_place)
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """Out-of-place ``masked_scatter_``."""
+    return _masked_scatter(input, mask, source, False)
+
+
+@tensor_method()
+def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """Copy ``source``'s elements, in order, into the positions where ``mask`` is True."""
+    return _masked_scatter(self, mask, source, True)
+
+
+# ============================================================================ where / nonzero
+def where(condition: Tensor, input: Any = None, other: Any = None, *,
+          out: Tensor | None = None) -> Any:
+    """``input`` where ``condition`` else ``other`` (broadcast, torch's type promotion).
+
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``.
+    """
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if condition.dtype is not D.bool and condition.dtype is not D.uint8:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {_cap(condition.dtype)}")
+    tensors = [t for t in (condition, input, other) if isinstance(t, Tensor)]
+    dev = check_same_device(*tensors)
+    dt = D.result_type_key(tuple((2 if x._data.ndim else 1, x.dtype) if isinstance(x, Tensor)
+                                 else (0, D.scalar_dtype(x)) for x in (input, other)))
+    a, b = _as_array(input, dt, dev), _as_array(other, dt, dev)
+    c = array_on(condition, dev)
+    _broadcast_shape(_broadcast_shape(c.shape, getattr(a, "shape", ())), getattr(b, "shape", ()))
+    if c.dtype != np.bool_:
+        c = c.astype(np.bool_)
+    res = wrap(xp_for(dev).where(c, a, b), dev)
+    if needs_grad(input, other):
+        cond = wrap(c, dev)
+        sa, sb = tuple(getattr(a, "shape", ())), tuple(getattr(b, "shape", ()))
+        record("WhereBackward0", res, (input, other),
+               lambda g: (sum_to(where(cond, g, 0), sa) if _rg(input) else None,
+                          sum_to(where(cond, 0, g), sb) if _rg(other) else None))
+    return _to_out(res, out)
+
+
+def _rg(x: Any) -> bool:
+    return isinstance(x, Tensor) and x._requires_grad
+
+
+def _as_array(x: Any, dt: D.dtype, dev: Any) -> Any:
+    if isinstance(x, Tensor):
+        arr = array_on(x, dev)
+        return arr if arr.dtype == dt.np else arr.astype(dt.np)
+    return scalar_array(x, dt)
+
+
+@tensor_method("where")
+def _where_method(self: Tensor, condition: Tensor, other: Any) -> Tensor:
+    """``x.where(cond, y)`` is ``where(cond, x, y)``."""
+    return where(condition, self, other)
+
+
+def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False) -> Any:
+    """Indices of the non-zero elements: an (n, ndim) int64 tensor, or one 1-D tensor per dim."""
+    arr, dev = input._data, input._device
+    if arr.ndim == 0:
+        if as_tuple:
+            return (wrap(arr.reshape(1).nonzero()[0].astype(np.int64, copy=False), dev),)
+        return _to_out(wrap(xp_for(dev).zeros((int(builtins.bool(arr)), 0), np.int64), dev), out)
+    idx = arr.nonzero()
+    if as_tuple:
+        return tuple(wrap(i.astype(np.int64, copy=False), dev) for i in idx)
+    return _to_out(wrap(xp_for(dev).stack(idx, axis=1).astype(np.int64, copy=False), dev), out)
+
+
+@tensor_method("nonzero")
+def _nonzero_method(self: Tensor, *, as_tuple: bool = False) -> Any:
+    return nonzero(self, as_tuple=as_tuple)
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """Same as ``nonzero(input)``: one row of indices per non-zero element."""
+    return nonzero(input)
+
+
+tensor_method("argwhere")(argwhere)
+
+
+# ============================================================================ searchsorted / bucketize
+def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False,
+                 right: bool = False, side: str | None = None, out: Tensor | None = None,
+                 sorter: Tensor | None = None) -> Tensor:
+    """Where each value would be inserted to keep the innermost dim of ``sorted_sequence``
+    sorted (``right``/``side='right'``: after equal elements)."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got "
+                               f"{side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got "
+                               "side of left while right was True")
+        right = side == "right"
+    dev = sorted_sequence._device
+    xp = xp_for(dev)
+    seq = sorted_sequence._data
+    if seq.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, "
+                           "but got 0 dimension")
+    vals = array_on(input, dev) if isinstance(input, Tensor) else xp.asarray(input)
+    if sorter is not None:
+        seq = seq[_along_key(array_on(sorter, dev), seq.ndim - 1, xp)]
+    how = "right" if right else "left"
+    if seq.ndim == 1:
+        res = xp.searchsorted(seq, vals, side=how)
+    else:
+        if seq.shape[:-1] != vals.shape[:-1]:
+            raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or "
+                               f"the first N-1 dimensions of boundaries tensor and input value "
+                               f"tensor must match, but we got boundaries tensor "
+                               f"{list(seq.shape)} and input value tensor {list(vals.shape)}")
+        rows = seq.reshape(-1, seq.shape[-1])
+        vrows = vals.reshape(-1, vals.shape[-1])
+        res = xp.stack([xp.searchsorted(r, v, side=how) for r, v in zip(rows, vrows)]) \
+            .reshape(vals.shape)
+    return _to_out(wrap(xp.asarray(res).astype(np.int32 if out_int32 else np.int64), dev), out)
+
+
+def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False,
+              out: Tensor | None = None) -> Tensor:
+    """The bucket of each value of ``input`` given sorted 1-D ``boundaries``."""
+    if boundaries._data.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
+                           f"{boundaries._data.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right, out=out)
+
+
+# ============================================================================ methods
+tensor_method("index_select")(index_select)
+tensor_method("take")(take)
+tensor_method("take_along_dim")(take_along_dim)
+tensor_method("gather")(gather)
+tensor_method("scatter")(scatter)
+tensor_method("scatter_add")(scatter_add)
+tensor_method("scatter_reduce")(scatter_reduce)
+tensor_method("index_add")(index_add)
+tensor_method("index_copy")(index_copy)
+tensor_method("index_fill")(index_fill)
+tensor_method("index_put")(index_put)
+tensor_method("index_put_")(index_put_)
+tensor_method("put")(put)
+tensor_method("masked_fill")(masked_fill)
+tensor_method("masked_select")(masked_select)
+tensor_method("masked_scatter")(masked_scatter)

@@ -1,34 +1,745 @@
-"""Reductions: sum, mean, var/std, max/min, argmax, prod, cumsum, norm, unique, sort, topk, …"""
+"""Reductions and ordering: sum, mean, var/std, max/min, argmax, prod, cumsum, norm, unique, sort, topk, …
+
+A reduction collapses the dimensions listed in ``dim`` (all of them when ``dim`` is None) with one
+NumPy/CuPy call. Its backward broadcasts the output's gradient back over the collapsed dimensions
+(``_unreduce``) and multiplies it by the local derivative: 1 for ``sum``, ``1/n`` for ``mean``,
+``2(x - mean)/(n - correction)`` for ``var``, a 0/1 mask of the winners for ``amax``, …
+
+*Value-selecting* ops (``max(t, dim)``, ``sort``, ``topk``, ``kthvalue``, ``median(t, dim)``) also
+return the indices they picked; their gradient is scattered back to exactly those indices.
+"""
 from __future__ import annotations
 
+import builtins
+import math
 from typing import Any
 
+import numpy as np
+
 from .. import _dtype as D
+from .. import return_types
+from .._device import xp_for
 from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.graph import needs_grad, record
-from ._operands import wrap_dims
+from ._operands import wrap_dim, wrap_dims
+from .pointwise import _cap
 
-__all__ = ["sum"]
+__all__ = [
+    "sum", "nansum", "mean", "nanmean", "var", "std", "var_mean", "std_mean",
+    "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "prod", "cumsum", "cumprod",
+    "logsumexp", "norm", "median", "kthvalue", "topk", "sort", "argsort", "msort",
+    "unique", "unique_consecutive", "count_nonzero", "any", "all",
+]
+
+_INF = float("inf")
 
 
-def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A001
-    """Sum of all elements, or over ``dim``; bool and integer inputs sum to int64 like torch."""
-    arr = input._data
-    dt = D.to_dtype(dtype) if dtype is not None else (
-        D.int64 if input.dtype._cat <= D._INT else input.dtype)
-    axes = None if dim is None or dim == () or dim == [] else wrap_dims(dim, arr.ndim)
-    res = wrap(arr.sum(axis=axes, dtype=dt.np, keepdims=keepdim), input._device)
-    if needs_grad(input):
-        shape = tuple(arr.shape)
+# ============================================================================ dims and gradients
+def _axes(dim: Any, ndim: int) -> tuple[int, ...] | None:
+    """``dim`` as a tuple of non-negative axes; None (= every axis) for None, ``()`` or ``[]``.
 
-        def backward(g: Tensor) -> tuple:
-            if not keepdim and axes is not None:
-                for ax in sorted(axes):
-                    g = g.unsqueeze(ax)
-            return (g.expand(shape),)
+    A 0-dim tensor accepts ``dim=0`` / ``dim=-1`` like torch; there is nothing to reduce.
+    """
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return None
+    axes = wrap_dims(dim, ndim)
+    return axes if ndim else None
 
-        record("SumBackward0" if axes is None else "SumBackward1", res, (input,), backward)
+
+def _count(shape: tuple, axes: tuple[int, ...] | None) -> int:
+    """How many elements each output element of a reduction over ``axes`` combines."""
+    return math.prod(shape) if axes is None else math.prod(shape[a] for a in axes)
+
+
+def _unreduce(g: Tensor, axes: tuple[int, ...] | None, keepdim: bool, ndim: int) -> Tensor:
+    """Give a reduced gradient its size-1 dimensions back, so it broadcasts against the input."""
+    if keepdim or ndim == 0:
+        return g
+    if axes is None:
+        return g.reshape((1,) * ndim)
+    for ax in sorted(axes):
+        g = g.unsqueeze(ax)
+    return g
+
+
+def _keep(res: Any, axes: tuple[int, ...] | None, keepdim: bool, ndim: int) -> Any:
+    """The array ``res`` of a reduction reshaped as if ``keepdim=True`` (for broadcasting)."""
+    if keepdim or ndim == 0:
+        return res
+    shape = [1] * ndim if axes is None else list(res.shape)
+    if axes is not None:
+        for ax in sorted(axes):
+            shape.insert(ax, 1)
+    return res.reshape(shape)
+
+
+def _cast_back(g: Tensor, dt: D.dtype) -> Tensor:
+    """A gradient computed in an op's ``dtype=`` flows back in the input's own dtype."""
+    return g if g.dtype is dt else g.to(dt)
+
+
+def _tie_weights(arr: Any, best: Any, axes: tuple[int, ...] | None) -> Any:
+    """``mask / count``: 1/k on each of the k elements equal to the extreme, 0 elsewhere.
+
+    This is how torch splits the gradient of ``max()``/``amax``/``median()`` among ties.
+    """
+    mask = arr == best
+    if arr.dtype.kind == "f":
+        mask |= np.isnan(arr) & np.isnan(best)
+    mask = mask.astype(arr.dtype)
+    return mask / mask.sum(axis=axes, keepdims=True)
+
+
+def _scatter_along(src: Tensor, idx: Any, d: int, shape: tuple) -> Tensor:
+    """``zeros(shape)`` with ``src`` put at positions ``idx`` along ``d``.
+
+    The backward of every value-selecting op; differentiable (its backward gathers).
+    """
+    xp = xp_for(src._device)
+    out = xp.zeros(shape, dtype=src._data.dtype)
+    xp.put_along_axis(out, idx, src._data, d)
+    res = wrap(out, src._device)
+    if needs_grad(src):
+        record("ScatterBackward0", res, (src,), lambda g: (_gather_along(g, idx, d),))
     return res
 
 
-tensor_method("sum")(sum)
+def _gather_along(src: Tensor, idx: Any, d: int) -> Tensor:
+    """``src``'s values at positions ``idx`` along ``d`` (differentiable: its backward scatters)."""
+    res = wrap(xp_for(src._device).take_along_axis(src._data, idx, d), src._device)
+    if needs_grad(src):
+        shape = tuple(src._data.shape)
+        record("GatherBackward0", res, (src,), lambda g: (_scatter_along(g, idx, d, shape),))
+    return res
+
+
+def _select(name: str, input: Tensor, idx: Any, d: int, squeeze: bool,
+            kind: type) -> Any:
+    """The values of ``input`` at ``idx`` along ``d`` and the indices, as ``kind(values, indices)``.
+
+    ``idx`` indexes ``input`` seen as at least 1-d (0-dim tensors act as one element). The gradient
+    of the values goes back to the selected positions only.
+    """
+    arr = input._data
+    src = arr.reshape(1) if arr.ndim == 0 else arr
+    vals = xp_for(input._device).take_along_axis(src, idx, d)
+    if arr.ndim == 0:
+        out_v, out_i = vals.reshape(()), idx.reshape(())
+    elif squeeze:
+        out_v, out_i = vals.squeeze(d), idx.squeeze(d)
+    else:
+        out_v, out_i = vals, idx
+    values = wrap(out_v, input._device)
+    indices = wrap(out_i.astype(np.int64, copy=False), input._device)
+    if needs_grad(input):
+        kept, shape = tuple(idx.shape), tuple(arr.shape)
+        record(name, values, (input,),
+               lambda g: (_scatter_along(g.reshape(kept), idx, d, src.shape).reshape(shape),))
+    return kind(values, indices)
+
+
+def _along(input: Tensor, dim: int) -> tuple[Any, int]:
+    """``input``'s array seen as at least 1-d and ``dim`` wrapped: for ops along one dimension."""
+    arr = input._data
+    d = wrap_dim(dim, arr.ndim)
+    return (arr.reshape(1) if arr.ndim == 0 else arr), d
+
+
+def _float_dtype(name: str, input: Tensor, dtype: Any) -> D.dtype:
+    """The result dtype of ``mean``-like ops: floating (or complex) only, as torch demands."""
+    if dtype is not None:
+        dt = D.to_dtype(dtype)
+        if dt._cat < D._FLOAT:
+            raise RuntimeError(f"{name}(): could not infer output dtype. Optional dtype must be "
+                               f"either a floating point or complex dtype. Got: {_cap(dt)}")
+        return dt
+    dt = input.dtype
+    if dt._cat < D._FLOAT:
+        raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {_cap(dt)}")
+    return dt
+
+
+def _require_float(name: str, input: Tensor) -> None:
+    if input.dtype._cat < D._FLOAT:
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {_cap(input.dtype)}")
+
+
+def _accumulating_dtype(input: Tensor, dtype: Any) -> D.dtype:
+    """``sum``/``prod``/``cumsum``: bool and integers accumulate in int64 unless ``dtype=`` says."""
+    if dtype is not None:
+        return D.to_dtype(dtype)
+    dt = input.dtype
+    return D.int64 if dt._cat <= D._INT else dt
+
+
+def _check_nonempty(name: str, input: Tensor, axes: tuple[int, ...] | None,
+                    exc: type = RuntimeError) -> None:
+    """max/min/amax/argmax have no identity: torch refuses to reduce over nothing."""
+    shape = input._data.shape
+    if input._data.size:
+        return
+    if axes is None:
+        raise exc(f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+                  + (" Specify the reduction dim with the 'dim' argument." if exc is RuntimeError
+                     else ""))
+    for a in axes:
+        if shape[a] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
+
+
+# ============================================================================ sums and means
+def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A001
+    """Sum of all elements, or over ``dim``; bool and integer inputs sum to int64 like torch."""
+    arr = input._data
+    dt = _accumulating_dtype(input, dtype)
+    axes = _axes(dim, arr.ndim)
+    res = wrap(arr.sum(axis=axes, dtype=dt.np, keepdims=keepdim), input._device)
+    if needs_grad(input):
+        shape, src_dt = tuple(arr.shape), input.dtype
+        record("SumBackward0" if dim is None else "SumBackward1", res, (input,),
+               lambda g: (_cast_back(_unreduce(g, axes, keepdim, len(shape)).expand(shape),
+                                     src_dt),))
+    return res
+
+
+def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """``sum`` that treats NaN as zero."""
+    arr = input._data
+    if arr.dtype.kind != "f":
+        return sum(input, dim, keepdim, dtype=dtype)
+    dt = _accumulating_dtype(input, dtype)
+    axes = _axes(dim, arr.ndim)
+    nan = np.isnan(arr)
+    res = wrap(np.where(nan, 0, arr).sum(axis=axes, dtype=dt.np, keepdims=keepdim), input._device)
+    if needs_grad(input):
+        keep = wrap(~nan, input._device)
+        src_dt, nd = input.dtype, arr.ndim
+        record("NansumBackward0", res, (input,),
+               lambda g: (_cast_back(_unreduce(g, axes, keepdim, nd) * keep, src_dt),))
+    return res
+
+
+def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Arithmetic mean; torch refuses integer inputs (pass ``dtype=torch.float32``)."""
+    dt = _float_dtype("mean", input, dtype)
+    arr = input._data if dtype is None else input._data.astype(dt.np, copy=False)
+    axes = _axes(dim, arr.ndim)
+    n = _count(arr.shape, axes)
+    with np.errstate(invalid="ignore"):  # the mean of nothing is nan, as in torch
+        res = wrap(arr.sum(axis=axes, keepdims=keepdim) / n, input._device)
+    if needs_grad(input):
+        shape, src_dt = tuple(arr.shape), input.dtype
+        record("MeanBackward0" if dim is None else "MeanBackward1", res, (input,),
+               lambda g: (_cast_back(_unreduce(g, axes, keepdim, len(shape)).expand(shape)
+                                     * (1.0 / n if n else math.nan), src_dt),))
+    return res
+
+
+def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
+            dtype: Any = None) -> Tensor:
+    """Mean of the non-NaN elements."""
+    if input.dtype._cat < D._FLOAT:
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but "
+                           f"got {_cap(input.dtype)}")
+    axes = _axes(dim, input._data.ndim)
+    count = (~np.isnan(input._data)).sum(axis=axes, keepdims=keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) * wrap(1.0 / count, input._device).to(
+        _float_dtype("nanmean", input, dtype))
+
+
+# ============================================================================ variance
+def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple[Any, float]:
+    """Untangle torch's var/std overloads: ``(x, dim, unbiased, keepdim)``, ``(x, unbiased)``,
+    ``(x, dim, *, correction=, keepdim=)``. Returns ``(dim, correction)``."""
+    if isinstance(dim, builtins.bool):  # var(x, True): the legacy (input, unbiased) overload
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError("var() received an invalid combination of arguments: pass either "
+                        "unbiased= or correction=, not both")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return dim, correction
+
+
+def _moments(name: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
+             correction: Any) -> tuple[Tensor, Tensor]:
+    """(variance, mean) of ``input`` over ``dim`` with ``correction`` (1 = Bessel's, unbiased)."""
+    if input.dtype._cat < D._FLOAT:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    dim, c = _correction(dim, unbiased, correction)
+    arr = input._data
+    axes = _axes(dim, arr.ndim)
+    n = _count(arr.shape, axes)
+    dof = builtins.max(0, n - c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = arr.sum(axis=axes, keepdims=True)
+        m /= n
+        dev = arr - m
+        np.multiply(dev, dev, out=dev)  # in place: one temporary array, like np.var
+        var = dev.sum(axis=axes, keepdims=keepdim) / dof
+    v = wrap(var, input._device)
+    mean_ = wrap(m if keepdim or arr.ndim == 0 else
+                 m.reshape(var.shape), input._device)
+    if needs_grad(input):
+        nd = arr.ndim
+
+        def backward(g: Tensor) -> tuple:
+            centred = input - input.mean(axes, keepdim=True)
+            return (_unreduce(g, axes, keepdim, nd) * centred * (2.0 / dof if dof else math.inf),)
+
+        record(f"{name}Backward0", v, (input,), backward, saved=(input,))
+        mean_ = mean(input, axes, keepdim)
+    return v, mean_
+
+
+def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> Tensor:
+    """Variance: ``sum((x - mean)**2) / (n - correction)``; ``correction=1`` (unbiased) by default."""
+    return _moments("Var", input, dim, unbiased, keepdim, correction)[0]
+
+
+def _sqrt(v: Tensor) -> Tensor:
+    """Standard deviation from variance; its gradient is ``g / (2 std)`` (0 where std is 0)."""
+    res = wrap(np.sqrt(v._data), v._device)
+    if needs_grad(v):
+        zero = wrap((res._data == 0).astype(res._data.dtype), res._device)
+        record("StdBackward0", res, (v,),
+               lambda g: (g * 0.5 / (res + zero) * (1 - zero),))
+    return res
+
+
+def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> Tensor:
+    """Standard deviation: the square root of :func:`var`."""
+    return _sqrt(_moments("Var", input, dim, unbiased, keepdim, correction)[0])
+
+
+def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+             correction: Any = None) -> tuple[Tensor, Tensor]:
+    """``(var, mean)`` in one pass."""
+    return _moments("Var", input, dim, unbiased, keepdim, correction)
+
+
+def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+             correction: Any = None) -> tuple[Tensor, Tensor]:
+    """``(std, mean)`` in one pass."""
+    v, m = _moments("Var", input, dim, unbiased, keepdim, correction)
+    return _sqrt(v), m
+
+
+# ============================================================================ max / min
+def _extreme(input: Tensor, axes: tuple[int, ...] | None, keepdim: bool, largest: bool,
+             grad_name: str) -> Tensor:
+    """max or min over ``axes`` (NaN wins, like torch); the gradient is split evenly among ties."""
+    arr = input._data
+    res_arr = arr.max(axis=axes, keepdims=keepdim) if largest else \
+        arr.min(axis=axes, keepdims=keepdim)
+    res = wrap(res_arr, input._device)
+    if needs_grad(input):
+        nd = arr.ndim
+
+        def backward(g: Tensor) -> tuple:
+            weights = _tie_weights(input._data, _keep(res._data, axes, keepdim, nd), axes)
+            return (_unreduce(g, axes, keepdim, nd) * wrap(weights, input._device),)
+
+        record(grad_name, res, (input,), backward, saved=(input,))
+    return res
+
+
+def _extreme_dim(name: str, input: Tensor, dim: int, keepdim: bool) -> Any:
+    """``max(t, dim)`` / ``min(t, dim)``: values and (first) indices of the extremes along ``dim``."""
+    arr, d = _along(input, dim)
+    _check_nonempty(name, input, (d,) if input._data.ndim else None)
+    idx = arr.argmax(axis=d, keepdims=True) if name == "max" else arr.argmin(axis=d, keepdims=True)
+    return _select(f"{name.title()}Backward0", input, idx, d, not keepdim,
+                   getattr(return_types, name))
+
+
+def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+    """Three ops in one, as in torch: ``max(t)`` → the largest value (0-dim);
+    ``max(t, dim, keepdim=False)`` → ``(values, indices)``; ``max(a, b)`` → ``maximum(a, b)``."""
+    if isinstance(dim, Tensor):
+        return input.maximum(dim)
+    if dim is None:
+        _check_nonempty("max", input, None)
+        return _extreme(input, None, False, True, "MaxBackward1")
+    return _extreme_dim("max", input, dim, keepdim)
+
+
+def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+    """``min(t)``, ``min(t, dim, keepdim=False)`` → ``(values, indices)``, or ``minimum(a, b)``."""
+    if isinstance(dim, Tensor):
+        return input.minimum(dim)
+    if dim is None:
+        _check_nonempty("min", input, None)
+        return _extreme(input, None, False, False, "MinBackward1")
+    return _extreme_dim("min", input, dim, keepdim)
+
+
+def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Largest value over ``dim`` (all dims by default); ties share the gradient evenly."""
+    axes = _axes(dim, input._data.ndim)
+    _check_nonempty("amax", input, axes)
+    return _extreme(input, axes, keepdim, True, "AmaxBackward0")
+
+
+def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Smallest value over ``dim`` (all dims by default); ties share the gradient evenly."""
+    axes = _axes(dim, input._data.ndim)
+    _check_nonempty("amin", input, axes)
+    return _extreme(input, axes, keepdim, False, "AminBackward0")
+
+
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Any:
+    """``(min, max)`` together."""
+    return return_types.aminmax(amin(input, () if dim is None else dim, keepdim),
+                                amax(input, () if dim is None else dim, keepdim))
+
+
+def _arg_extreme(name: str, input: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    if input.dtype is D.bool:
+        raise RuntimeError(f"{name}(): does not support bool input")
+    arr = input._data
+    pick = arr.argmax if name == "argmax" else arr.argmin
+    if dim is None:
+        _check_nonempty(name, input, None, IndexError)
+        res = pick()
+        if keepdim:
+            res = res.reshape((1,) * arr.ndim)
+    else:
+        d = wrap_dim(dim, arr.ndim)
+        _check_nonempty(name, input, (d,) if arr.ndim else None, IndexError)
+        res = pick(axis=d, keepdims=keepdim) if arr.ndim else pick()
+    return wrap(xp_for(input._device).asarray(res, dtype=np.int64), input._device)
+
+
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the largest value along ``dim``; of the flattened tensor when ``dim`` is None."""
+    return _arg_extreme("argmax", input, dim, keepdim)
+
+
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the smallest value along ``dim``; of the flattened tensor when ``dim`` is None."""
+    return _arg_extreme("argmin", input, dim, keepdim)
+
+
+# ============================================================================ products, scans
+def _product_of_others(arr: Any, d: int, xp: Any) -> Any:
+    """``prod(x[j] for j != i)`` at each position ``i`` along ``d``, without dividing by ``x[i]``
+    (so zeros are fine): the product of everything before ``i`` times everything after it."""
+    x = xp.moveaxis(arr, d, 0)
+    before, after = xp.ones_like(x), xp.ones_like(x)
+    before[1:] = x[:-1].cumprod(axis=0)
+    after[:-1] = x[:0:-1].cumprod(axis=0)[::-1]
+    return xp.moveaxis(before * after, 0, d)
+
+
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Tensor:
+    """Product of all elements, or along one ``dim``; integers multiply in int64."""
+    if dim is not None and not isinstance(dim, (builtins.int, np.integer)):
+        raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
+    arr = input._data
+    dt = _accumulating_dtype(input, dtype)
+    axes = _axes(dim, arr.ndim)
+    res = wrap(arr.prod(axis=axes, dtype=dt.np, keepdims=keepdim), input._device)
+    if needs_grad(input):
+        nd, src_dt = arr.ndim, input.dtype
+
+        def backward(g: Tensor) -> tuple:
+            g = _cast_back(_unreduce(g, axes, keepdim, nd), src_dt)
+            x = input._data
+            if (x != 0).all():  # d(prod)/dx_i = prod / x_i
+                return (g * _cast_back(_unreduce(res, axes, keepdim, nd), src_dt) / input,)
+            # With zeros we cannot divide: use the product of all the *other* elements.
+            flat = x.reshape(-1) if axes is None else x
+            others = _product_of_others(flat, 0 if axes is None else axes[0],
+                                        xp_for(input._device))
+            return (g * wrap(others.reshape(x.shape), input._device),)
+
+        record("ProdBackward0" if dim is None else "ProdBackward1", res, (input,), backward,
+               saved=(input,))
+    return res
+
+
+def _reverse_cumsum(g: Tensor, d: int) -> Tensor:
+    """``out[i] = sum(g[i:])`` along ``d``: the backward of cumsum, written with differentiable ops."""
+    return g.sum(d, keepdim=True) - cumsum(g, d) + g
+
+
+def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running sum along ``dim``; integers accumulate in int64."""
+    arr, d = _along(input, dim)
+    dt = _accumulating_dtype(input, dtype)
+    res = wrap(arr.cumsum(axis=d, dtype=dt.np).reshape(input._data.shape), input._device)
+    if needs_grad(input):
+        src_dt, nd = input.dtype, input._data.ndim
+        record("CumsumBackward0", res, (input,),
+               lambda g: (_cast_back(_reverse_cumsum(g, d) if nd else g, src_dt),))
+    return res
+
+
+def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running product along ``dim``; integers accumulate in int64."""
+    arr, d = _along(input, dim)
+    dt = _accumulating_dtype(input, dtype)
+    res = wrap(arr.cumprod(axis=d, dtype=dt.np).reshape(input._data.shape), input._device)
+    if needs_grad(input):
+        src_dt, nd = input.dtype, input._data.ndim
+        record("CumprodBackward0", res, (input,),
+               lambda g: (_cast_back(_cumprod_backward(input, _cast_back(res, src_dt), g, d)
+                                     if nd else g, src_dt),), saved=(input,))
+    return res
+
+
+def _cumprod_backward(input: Tensor, res: Tensor, g: Tensor, d: int) -> Tensor:
+    """``grad[i] = sum_{k>=i} g[k] * prod_{j<=k, j!=i} x[j]``.
+
+    Without zeros that is ``reverse_cumsum(g * out) / x``. With zeros: before the first zero the
+    same formula holds; at the first zero ``z`` it is ``reverse_cumsum(g * P)`` where ``P`` is the
+    cumprod with ``x[z]`` replaced by 1; after it the gradient is 0.
+    """
+    x = input._data
+    zero = x == 0
+    if not zero.any():
+        return _reverse_cumsum(g * res, d) / input
+    seen = zero.cumsum(axis=d)
+    before = seen == 0
+    first = zero & (seen == 1)
+    inv = np.where(before, 1 / np.where(before, x, 1), 0)
+    p = np.where(first, 1, x).cumprod(axis=d)
+    dev = input._device
+    return (_reverse_cumsum(g * res, d) * wrap(inv.astype(x.dtype), dev)
+            + _reverse_cumsum(g * wrap(p, dev), d) * wrap(first.astype(x.dtype), dev))
+
+
+def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim`` without overflow: the max is factored out first."""
+    dt = input.dtype if input.dtype._cat >= D._FLOAT else D.get_default_dtype()
+    arr = input._data.astype(dt.np, copy=False)
+    axes = _axes(dim, arr.ndim)
+    xp = xp_for(input._device)
+    # Any finite shift m gives the same result; the max keeps exp() from overflowing.
+    m = arr.max(axis=axes, keepdims=True) if arr.size else xp.zeros((), arr.dtype)
+    m = xp.where(np.isfinite(m), m, 0)  # an infinite max would give inf - inf = nan
+    with np.errstate(divide="ignore"):
+        out = np.log(np.exp(arr - m).sum(axis=axes, keepdims=True)) + m
+    res = wrap(out if keepdim or arr.ndim == 0 else out.squeeze(axes), input._device)
+    if needs_grad(input):
+        nd = arr.ndim
+        record("LogsumexpBackward0", res, (input,),
+               lambda g: (_unreduce(g, axes, keepdim, nd)
+                          * (input - _unreduce(res, axes, keepdim, nd)).exp(),))
+    return res
+
+
+# ============================================================================ norms
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,
+         dtype: Any = None) -> Tensor:
+    """Vector p-norm ``sum(|x|**p) ** (1/p)`` over ``dim`` (all elements by default).
+
+    ``p`` may be any number, ``inf``/``-inf`` (largest/smallest ``|x|``), 0 (count of non-zeros)
+    or ``'fro'`` (= 2).
+    """
+    if p == "nuc":
+        raise NotImplementedError("norm(p='nuc') (the nuclear norm) is not implemented in mytorch")
+    if p == "fro" or p is None:
+        p = 2
+    _require_float("linalg.vector_norm", input)
+    x = input if dtype is None else input.to(D.to_dtype(dtype))
+    arr = x._data
+    axes = _axes(dim, arr.ndim)
+    res = wrap(_vector_norm(arr, p, axes, keepdim), x._device)
+    if needs_grad(x):
+        nd = arr.ndim
+        record("NormBackward1" if dim is not None else "NormBackward0", res, (x,),
+               lambda g: (_norm_backward(x, res, p, _unreduce(g, axes, keepdim, nd), axes,
+                                         keepdim),), saved=(x,))
+    return res
+
+
+def _vector_norm(arr: Any, p: float, axes: tuple[int, ...] | None, keepdim: bool) -> Any:
+    if p == 2:
+        if axes is None and not keepdim:  # a dot product: one fast BLAS call
+            flat = arr.reshape(-1)
+            return np.sqrt(flat.dot(flat))
+        return np.sqrt((arr * arr).sum(axis=axes, keepdims=keepdim))
+    if p == 0:
+        return (arr != 0).sum(axis=axes, keepdims=keepdim, dtype=arr.dtype)
+    a = np.abs(arr)
+    if p == _INF:
+        return a.max(axis=axes, keepdims=keepdim)
+    if p == -_INF:
+        return a.min(axis=axes, keepdims=keepdim)
+    if p == 1:
+        return a.sum(axis=axes, keepdims=keepdim)
+    return (a ** p).sum(axis=axes, keepdims=keepdim) ** (1.0 / p)
+
+
+def _norm_backward(x: Tensor, res: Tensor, p: float, g: Tensor, axes: Any,
+                   keepdim: bool) -> Tensor:
+    """torch's subgradients: 0 where the norm is 0; ties of the inf-norm share evenly."""
+    nd = x._data.ndim
+    if p == 0:
+        return g.expand(tuple(x.shape)) * 0.0
+    if p == 1:
+        return g * x.sign()
+    r = _unreduce(res, axes, keepdim, nd)
+    if p in (_INF, -_INF):
+        weights = _tie_weights(np.abs(x._data), _keep(res._data, axes, keepdim, nd), axes)
+        return g * x.sign() * wrap(weights, x._device)
+    zero = wrap((r._data == 0).astype(r._data.dtype), x._device)  # avoid 0/0 at the origin
+    if p == 2:
+        return g * x / (r + zero)
+    return g * x.sign() * x.abs().pow(p - 1) / (r + zero).pow(p - 1) * (1 - zero)
+
+
+# ============================================================================ ordering
+def _argsort(arr: Any, d: int, descending: bool) -> Any:
+    """Stable argsort along ``d``; NaN counts as the largest value, like torch."""
+    if not descending:
+        return arr.argsort(axis=d, kind="stable")
+    # Sort the reversed array ascending, then reverse the result: descending order, ties kept in
+    # their original order, and NaN first.
+    flip = tuple(slice(None, None, -1) if i == d else slice(None) for i in range(arr.ndim))
+    return (arr.shape[d] - 1) - arr[flip].argsort(axis=d, kind="stable")[flip]
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
+         stable: bool = False) -> Any:
+    """Sorted values along ``dim`` and where each came from: ``(values, indices)``.
+
+    mytorch always sorts stably (equal elements keep their order), which ``stable=False`` allows.
+    """
+    arr, d = _along(input, dim)
+    return _select("SortBackward0", input, _argsort(arr, d, descending), d, False,
+                   return_types.sort)
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
+            stable: bool = False) -> Tensor:
+    """The indices that sort ``input`` along ``dim``."""
+    return sort(input, dim, descending, stable=stable).indices
+
+
+def msort(input: Tensor) -> Tensor:
+    """Values sorted along the first dimension."""
+    return sort(input, 0).values
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
+    """The ``k`` largest (or smallest) elements along ``dim``: ``(values, indices)``."""
+    arr, d = _along(input, dim)
+    if not 0 <= k <= arr.shape[d]:
+        raise RuntimeError("selected index k out of range")
+    idx = _argsort(arr, d, largest).take(range(k), axis=d)
+    return _select("TopkBackward0", input, idx, d, False, return_types.topk)
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+    """The ``k``-th smallest element (1-based) along ``dim``: ``(values, indices)``."""
+    arr, d = _along(input, dim)
+    if not 1 <= k <= arr.shape[d]:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    idx = _argsort(arr, d, False).take([k - 1], axis=d)
+    return _select("KthvalueBackward0", input, idx, d, not keepdim, return_types.kthvalue)
+
+
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+    """The lower median; NaN if there is one. With ``dim``: ``(values, indices)``."""
+    if dim is None:
+        flat = input._data.reshape(-1)
+        if flat.size == 0:
+            return wrap(xp_for(input._device).full((), math.nan, dtype=flat.dtype), input._device)
+        res = median(wrap(flat, input._device), 0).values  # a fresh tensor: nothing recorded
+        if needs_grad(input):  # ties share the gradient evenly, as for max()
+            record("MedianBackward0", res, (input,),
+                   lambda g: (g * wrap(_tie_weights(input._data, res._data, None),
+                                       input._device),), saved=(input,))
+        return res
+    arr, d = _along(input, dim)
+    idx = _argsort(arr, d, False).take([(arr.shape[d] - 1) // 2], axis=d)
+    if arr.dtype.kind == "f":  # a NaN anywhere in a slice makes its median NaN
+        nan = np.isnan(arr)
+        idx = np.where(nan.any(axis=d, keepdims=True), nan.argmax(axis=d, keepdims=True), idx)
+    return _select("MedianBackward1", input, idx, d, not keepdim, return_types.median)
+
+
+# ============================================================================ unique and counting
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+           return_counts: bool = False, dim: int | None = None) -> Any:
+    """The distinct values (sorted); optionally where each input came from and how often."""
+    xp = xp_for(input._device)
+    arr = input._data
+    axis = None if dim is None else wrap_dim(dim, arr.ndim)
+    vals, inverse, counts = xp.unique(arr, return_inverse=True, return_counts=True, axis=axis)
+    inverse = inverse.reshape(arr.shape if axis is None else (arr.shape[axis],))
+    return _pack(input, vals, inverse, counts, return_inverse, return_counts)
+
+
+def _pack(input: Tensor, vals: Any, inverse: Any, counts: Any, return_inverse: bool,
+          return_counts: bool) -> Any:
+    dev = input._device
+    out = [wrap(vals, dev)]
+    if return_inverse:
+        out.append(wrap(inverse.astype(np.int64, copy=False), dev))
+    if return_counts:
+        out.append(wrap(counts.astype(np.int64, copy=False), dev))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
+                       dim: int | None = None) -> Any:
+    """Collapse each run of equal consecutive values (or slices along ``dim``) to one."""
+    xp = xp_for(input._device)
+    arr = input._data
+    if dim is None:
+        seq, shape = arr.reshape(-1), arr.shape
+    else:
+        d = wrap_dim(dim, arr.ndim)
+        seq, shape = xp.moveaxis(arr, d, 0), (arr.shape[d],)
+    n = seq.shape[0]
+    change = (seq[1:] != seq[:-1]).reshape(builtins.max(n - 1, 0), -1).any(axis=1)
+    starts = xp.concatenate([xp.ones(builtins.min(n, 1), dtype=bool), change])
+    vals = seq[starts]
+    if dim is not None:
+        vals = xp.moveaxis(vals, 0, d)
+    inverse = (starts.cumsum() - 1).reshape(shape)
+    bounds = xp.concatenate([xp.flatnonzero(starts), xp.asarray([n])])
+    return _pack(input, vals, inverse, bounds[1:] - bounds[:-1], return_inverse, return_counts)
+
+
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
+    """How many elements are not zero (over ``dim``), as int64."""
+    arr = input._data
+    axes = _axes(dim, arr.ndim)
+    xp = xp_for(input._device)
+    return wrap(xp.asarray(xp.count_nonzero(arr, axis=axes), dtype=np.int64), input._device)
+
+
+def _logical(name: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    arr = input._data
+    axes = _axes(dim, arr.ndim)
+    res = arr.any(axis=axes, keepdims=keepdim) if name == "any" else \
+        arr.all(axis=axes, keepdims=keepdim)
+    return wrap(res.astype(np.uint8) if arr.dtype == np.uint8 else res, input._device)
+
+
+def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """True if any element (over ``dim``) is non-zero; bool result (uint8 for uint8 input)."""
+    return _logical("any", input, dim, keepdim)
+
+
+def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """True if every element (over ``dim``) is non-zero; bool result (uint8 for uint8 input)."""
+    return _logical("all", input, dim, keepdim)
+
+
+# ============================================================================ Tensor methods
+for _fn in (sum, nansum, mean, nanmean, var, std, max, min, amax, amin, aminmax, argmax, argmin,
+            prod, cumsum, cumprod, logsumexp, norm, median, kthvalue, topk, sort, argsort, msort,
+            unique, unique_consecutive, count_nonzero, any, all):
+    tensor_method(_fn.__name__)(_fn)
+del _fn

@@ -126,10 +126,8 @@ def needs_grad(*inputs: Any) -> bool:
     """True when an op over ``inputs`` must be recorded (grad mode on, some input requires grad)."""
     if not STATE.enabled:
         return False
-    from .._tensor import Tensor
-
-    for x in inputs:
-        if isinstance(x, Tensor) and x._requires_grad:
+    for x in inputs:  # duck-typed: only tensors have _requires_grad (no import on the hot path)
+        if getattr(x, "_requires_grad", False):
             return True
     return False
 

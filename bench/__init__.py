@@ -1,0 +1,1 @@
+"""Benchmarks: mytorch against raw NumPy and torch (CPU), measured in the same run."""

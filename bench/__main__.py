@@ -1,0 +1,32 @@
+"""``python -m bench``: print mytorch vs NumPy vs torch timings and whether each target is met."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import cases_tensor
+from .runner import format_table, run
+
+SUITES = {"tensor": cases_tensor.CASES}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("suites", nargs="*", help=f"case lists to run, of {list(SUITES)} (default: all)")
+    parser.add_argument("--repeat", type=int, default=15, help="best of this many repeats")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args(argv)
+    unknown = set(args.suites) - set(SUITES)
+    if unknown:
+        parser.error(f"unknown suite(s) {sorted(unknown)}; choose from {list(SUITES)}")
+    cases = [c for name in (args.suites or SUITES) for c in SUITES[name]]
+    rows = run(cases, repeat=args.repeat)
+    print(format_table(rows))
+    missed = [r.case.op + " " + r.case.size for r in rows if r.ok is False]
+    if missed:
+        print(f"\ntargets missed: {', '.join(missed)}")
+    return 1 if missed and args.strict else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

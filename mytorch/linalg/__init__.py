@@ -1,0 +1,168 @@
+"""``torch.linalg``: matrix functions with NumPy-style names (``inv``, ``det``, ``norm``, ...).
+
+Most are the same kernels as the older top-level functions (``torch.inverse`` is
+``torch.linalg.inv``); this namespace adds ``solve`` and the norms. Failures to factorise a
+matrix raise :class:`LinAlgError`, a ``RuntimeError`` subclass, as in torch.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._device import xp_for
+from .._ops import reduction as _reduction
+from .._ops.linalg import LinAlgError, _check_square, _mT, _rg, inverse, matmul
+from .._ops.linalg import cholesky as _cholesky
+from .._ops.linalg import cross as _cross
+from .._ops.linalg import det as _det
+from .._ops.linalg import slogdet as _slogdet
+from .._ops.pointwise import _to_out
+from .._tensor import Tensor, wrap
+from ..autograd.graph import needs_grad, record, sum_to
+
+__all__ = ["LinAlgError", "inv", "det", "slogdet", "solve", "cholesky", "cross", "matmul",
+           "norm", "vector_norm", "matrix_norm"]
+
+
+def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``A⁻¹``; raises :class:`LinAlgError` for a singular matrix."""
+    return inverse(A, out=out)
+
+
+def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Determinant of a square matrix or a batch of them."""
+    return _to_out(_det(A), out)
+
+
+def slogdet(A: Tensor, *, out: Any = None) -> Any:
+    """``(sign, logabsdet)`` with ``det A = sign · exp(logabsdet)``."""
+    return _slogdet(A)
+
+
+def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
+    """Lower-triangular ``L`` with ``A = L Lᴴ`` (``Lᴴ`` when ``upper=True``)."""
+    return _to_out(_cholesky(A, upper), out)
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
+    """Cross product along ``dim`` (default: the last dimension, unlike ``torch.cross``)."""
+    return _cross(input, other, dim, out=out)
+
+
+# ------------------------------------------------------------------------ solve
+def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None) -> Tensor:
+    """``X`` with ``A X = B`` (``X A = B`` if ``left=False``), without forming ``A⁻¹``.
+
+    ``B`` is a vector (or a batch of vectors) when it has one dimension less than ``A``.
+    """
+    if not left:
+        return _to_out(_mT(solve(_mT(A), _mT(B))), out)
+    _check_square(A, "linalg.solve")
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    X = _solve(A, B.unsqueeze(-1) if vector else B)
+    return _to_out(X.squeeze(-1) if vector else X, out)
+
+
+def _solve(A: Tensor, B: Tensor) -> Tensor:
+    """Matrix right-hand sides. Backward: ``g_B = A⁻ᵀ g`` (one more solve), ``g_A = -g_B Xᵀ``."""
+    if A._data.dtype != B._data.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
+                           f"A of type {A.dtype} and B of type {B.dtype} instead")
+    if A.shape[-1] != B.shape[-2]:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B"
+                           f" ({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
+    try:
+        arr = xp_for(A._device).linalg.solve(A._data, B._data)
+    except np.linalg.LinAlgError:
+        raise LinAlgError("linalg.solve: The solver failed because the input matrix is "
+                          "singular.") from None
+    X = wrap(arr, A._device)
+    if needs_grad(A, B):
+        sa, sb = tuple(A.shape), tuple(B.shape)
+
+        def backward(g: Tensor) -> tuple:
+            gB = _solve(_mT(A), g)
+            return (sum_to(-gB.matmul(_mT(X)), sa) if _rg(A) else None,
+                    sum_to(gB, sb) if _rg(B) else None)
+
+        record("LinalgSolveExBackward0", X, (A, B), backward, saved=(A, B))
+    return X
+
+
+# ------------------------------------------------------------------------ norms
+def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
+                dtype: Any = None, out: Tensor | None = None) -> Tensor:
+    """``(Σ |x|^ord)^(1/ord)`` over ``dim`` (every element by default); ``ord`` may be ±inf or 0."""
+    return _to_out(_reduction.norm(x, ord, dim, keepdim, dtype=dtype), out)
+
+
+def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,
+                dtype: Any = None, out: Tensor | None = None) -> Tensor:
+    """Norm of each matrix in ``dim``: ``'fro'``, ``'nuc'``, ±1 (column sums), ±inf (row sums),
+    ±2 (largest/smallest singular value)."""
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if dtype is not None:
+        A = A.to(dtype)
+    d0, d1 = (d % A.ndim for d in dim)
+    if ord == "fro":
+        res = _reduction.norm(A, 2, (d0, d1), keepdim)
+    elif ord in (1, -1, math.inf, -math.inf):
+        inner, outer = (d0, d1) if ord in (1, -1) else (d1, d0)
+        sums = A.abs().sum(dim=inner, keepdim=True)
+        res = (sums.amax if ord > 0 else sums.amin)(dim=outer, keepdim=True)
+        if not keepdim:
+            res = res.squeeze((d0, d1))
+    elif ord in ("nuc", 2, -2):
+        res = _singular_norm(A, ord, d0, d1, keepdim)
+    else:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    return _to_out(res, out)
+
+
+def _singular_norm(A: Tensor, ord: Any, d0: int, d1: int, keepdim: bool) -> Tensor:
+    """Norms from the singular values σ: ``'nuc'`` = Σσ, ``2`` = max σ, ``-2`` = min σ.
+
+    Backward: ``dσ_i = u_iᵀ dA v_i``, so each norm's gradient is ``g · U Vᵀ`` restricted to the
+    singular vectors it uses.
+    """
+    M = A.movedim((d0, d1), (-2, -1))
+    u, s, vh = xp_for(A._device).linalg.svd(M._data, full_matrices=False)
+    if ord == "nuc":
+        val, k = s.sum(-1), slice(None)
+    else:
+        i = 0 if ord == 2 else -1
+        val, k = s[..., i], slice(i, i + 1 if i == 0 else None)
+    res = wrap(val, A._device)
+    if needs_grad(M):
+        uv = wrap(u[..., :, k] @ vh[..., k, :], A._device)
+        record("LinalgMatrixNormBackward0", res, (M,),
+               lambda g: (g.unsqueeze(-1).unsqueeze(-1) * uv,))
+    if keepdim:
+        for d in sorted((d0, d1)):
+            res = res.unsqueeze(d)
+    return res
+
+
+def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
+         out: Tensor | None = None, dtype: Any = None) -> Tensor:
+    """A vector norm (``dim`` an int, or a 1-D input) or a matrix norm (``dim`` a pair, or a
+    2-D input); with neither ``ord`` nor ``dim``, the 2-norm of all elements."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is None:
+        if ord is None:
+            return vector_norm(A, 2, None, keepdim, dtype=dtype, out=out)
+        if A.ndim not in (1, 2):
+            raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must "
+                               f"be 1D or 2D. Got {A.ndim}D.")
+        dim = tuple(range(A.ndim))
+    if len(dim) == 1:
+        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+    if len(dim) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+    raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got "
+                       f"{list(dim)}")
