@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import timeit
+from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -86,9 +87,9 @@ def format_table(rows: Sequence[Row]) -> str:
                      "-" if r.torch_us is None else f"{r.torch_us:.2f}",
                      f"{r.ratio('numpy'):.2f}", _fmt(r.ratio("torch")),
                      f"≤{limit:g}× {kind}", {True: "ok", False: "MISS", None: "-"}[r.ok]])
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *body, strict=False)]
     lines = ["  ".join(str(x).rjust(w) if i >= 2 else str(x).ljust(w)
-                       for i, (x, w) in enumerate(zip(line, widths)))
+                       for i, (x, w) in enumerate(zip(line, widths, strict=False)))
              for line in [head, ["-" * w for w in widths], *body]]
     return "\n".join(lines)
 

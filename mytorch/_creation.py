@@ -80,7 +80,7 @@ def _scan(data: Any, leaves: dict) -> Any:
             return data
         return [_scan(x, leaves) for x in data]
     if isinstance(data, Tensor):
-        if data.numel() != 1 or data.ndim > 1:
+        if data.numel() != 1:
             if data.dtype.is_floating_point or data.dtype.is_complex:
                 raise ValueError("only one element tensors can be converted to Python scalars")
             raise TypeError("only integer tensors of a single element can be converted to an index")

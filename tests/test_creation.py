@@ -5,12 +5,12 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import assert_same, check_raises
 
 import mytorch
-import torch
 
 
 def same(fn, *, atol: float = 0.0, rtol: float = 0.0) -> None:
@@ -19,7 +19,7 @@ def same(fn, *, atol: float = 0.0, rtol: float = 0.0) -> None:
         warnings.simplefilter("ignore", UserWarning)
         mine, ref = fn(mytorch), fn(torch)
     assert_same(mine, ref, atol=atol, rtol=rtol)
-    for m, r in zip(_tensors(mine), _tensors(ref)):
+    for m, r in zip(_tensors(mine), _tensors(ref), strict=False):
         assert m.requires_grad == r.requires_grad, f"requires_grad {m.requires_grad} vs torch"
 
 

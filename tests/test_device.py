@@ -8,10 +8,10 @@ import textwrap
 
 import numpy as np
 import pytest
+import torch
 from oracle import check_raises
 
 import mytorch
-import torch
 from mytorch._device import _SimulatedArray
 
 # ----------------------------------------------------------------------------- parsing

@@ -6,12 +6,12 @@ import pickle
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import assert_same, check_raises
 
 import mytorch
-import torch
 
 NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
          "complex64", "complex128"]

@@ -105,11 +105,13 @@ def test_extrema_values_and_grads(name: str, inputs: str) -> None:
 
 EXTREMA_DTYPES = [
     Case("max_int", lambda t, a, b: t.maximum(a, b), [ints(4), ints(4, seed=9)]),
-    Case("min_int8_uint8", lambda t, a, b: t.minimum(a, b), [ints(4, dtype=np.int8), ints(4, lo=0, dtype=np.uint8)]),
+    Case("min_int8_uint8", lambda t, a, b: t.minimum(a, b),
+         [ints(4, dtype=np.int8), ints(4, lo=0, dtype=np.uint8)]),
     Case("max_bool", lambda t, a, b: t.maximum(a, b), [bools(4), bools(4, seed=4)]),
     Case("fmax_int", lambda t, a, b: t.fmax(a, b), [ints(4), ints(4, seed=9)]),
     Case("max_int_float", lambda t, a, b: t.maximum(a, b), [ints(4), randn(4)]),
-    Case("max_f16", lambda t, a, b: t.maximum(a, b), [randn(4).astype(np.float16), randn(4).astype(np.float16)],
+    Case("max_f16", lambda t, a, b: t.maximum(a, b),
+         [randn(4).astype(np.float16), randn(4).astype(np.float16)],
          grad=False),
 ]
 
@@ -121,8 +123,8 @@ def test_extrema_dtypes(case: Case) -> None:
 
 # ------------------------------------------------------------------------ closeness
 CLOSE = [
-    Case("isclose_default", lambda t, a, b: t.isclose(a, b), [np.array([1.0, 1.0, 1.0, 0.0], np.float32),
-                                                               np.array([1.0, 1 + 1e-6, 1.1, 1e-9], np.float32)]),
+    Case("isclose_default", lambda t, a, b: t.isclose(a, b),
+         [np.array([1.0, 1.0, 1.0, 0.0], np.float32), np.array([1.0, 1 + 1e-6, 1.1, 1e-9], np.float32)]),
     Case("isclose_special", lambda t, a, b: t.isclose(a, b), [SPECIAL, SPECIAL.copy()]),
     Case("isclose_equal_nan", lambda t, a, b: t.isclose(a, b, equal_nan=True), [SPECIAL, SPECIAL.copy()]),
     Case("isclose_tols", lambda t, a, b: t.isclose(a, b, rtol=0.1, atol=0.5), [randn(5), randn(5)]),
@@ -137,7 +139,8 @@ CLOSE = [
     Case("allclose_true", lambda t, a: t.allclose(a, a + 1e-9), [randn(5, dtype=np.float64)]),
     Case("allclose_false", lambda t, a, b: t.allclose(a, b), [randn(5), randn(5) + 1]),
     Case("allclose_nan", lambda t, a: (t.allclose(a, a), t.allclose(a, a, equal_nan=True)), [SPECIAL]),
-    Case("allclose_bcast", lambda t, a, b: t.allclose(a, b), [np.ones(1, np.float32), np.ones(3, np.float32)]),
+    Case("allclose_bcast", lambda t, a, b: t.allclose(a, b),
+         [np.ones(1, np.float32), np.ones(3, np.float32)]),
     Case("allclose_method", lambda t, a: a.allclose(a * (1 + 1e-7)), [randn(5)]),
     Case("equal_same", lambda t, a: t.equal(a, a.clone()), [randn(3, 2)]),
     Case("equal_dtypes", lambda t, a: t.equal(a, a.double()), [ints(4)]),

@@ -411,7 +411,8 @@ OTHER = [
     Case("addcmul_mixed", lambda t, x, a, b: t.addcmul(x, a, b), [ints(3), randn(3), ints(3)]),
     Case("addcdiv", lambda t, x, a, b: t.addcdiv(x, a, b, value=-2), [randn(3, 4), randn(4), pos(3, 1)]),
     Case("addcdiv_int_input", lambda t, x, a, b: t.addcdiv(x, a, b), [ints(3), randn(3), pos(3)]),
-    Case("lerp_f64", lambda t, a, b: t.lerp(a, b, 0.3), [randn(3, dtype=np.float64), randn(3, dtype=np.float64)]),
+    Case("lerp_f64", lambda t, a, b: t.lerp(a, b, 0.3),
+         [randn(3, dtype=np.float64), randn(3, dtype=np.float64)]),
     Case("float_power_f32_grad", lambda t, a, b: t.float_power(a, b), [pos(3), randn(3)]),
     Case("float_power_int", lambda t, a: t.float_power(a, 2), [ints(4)]),
     Case("float_power_scalar_base", lambda t, a: t.float_power(2, a), [randn(3)]),
@@ -420,7 +421,8 @@ OTHER = [
     Case("sigmoid_uint8", lambda t, a: t.sigmoid(a), [ints(3, lo=0, dtype=np.uint8)]),
     Case("mixed_dtype_grad", lambda t, a, b: a * b + a / b, [randn(3), pos(3, dtype=np.float64)]),
     Case("chain", lambda t, x: (x.exp() - 1).abs().clamp(0.1, 2).log().tanh() ** 2, [randn(3, 4)]),
-    Case("hypot_f64", lambda t, a, b: t.hypot(a, b), [randn(3, dtype=np.float64), randn(3, 1, dtype=np.float64)]),
+    Case("hypot_f64", lambda t, a, b: t.hypot(a, b),
+         [randn(3, dtype=np.float64), randn(3, 1, dtype=np.float64)]),
 ]
 
 
@@ -498,7 +500,8 @@ ERRORS = [
     ("atan2_scalar", lambda t, a: t.atan2(a, 2.0), [randn(3)]),
     ("fmod_scalar_first", lambda t, a: t.fmod(5, a), [randn(3)]),
     ("lerp_end_dtype", lambda t, a, b: t.lerp(a, b, 0.5), [randn(3), randn(3, dtype=np.float64)]),
-    ("lerp_weight_dtype", lambda t, a, b, w: t.lerp(a, b, w), [randn(3), randn(3), randn(3, dtype=np.float64)]),
+    ("lerp_weight_dtype", lambda t, a, b, w: t.lerp(a, b, w),
+     [randn(3), randn(3), randn(3, dtype=np.float64)]),
     ("lerp_int", lambda t, a, b: t.lerp(a, b, 0.5), [ints(3), ints(3)]),
     ("clamp_no_bounds", lambda t, a: t.clamp(a), [randn(3)]),
     ("clamp_mixed_bounds", lambda t, a, lo: t.clamp(a, min=lo, max=2.0), [randn(3), randn(3)]),
@@ -704,7 +707,7 @@ def test_double_backward(name: str) -> None:
         (g,) = lib.autograd.grad(fns[name](lib, t).sum(), t, create_graph=True)
         (gg,) = lib.autograd.grad(g.sum(), t)
         results.append((g.detach().numpy(), gg.detach().numpy()))
-    for mine, ref in zip(*results):
+    for mine, ref in zip(*results, strict=True):
         np.testing.assert_allclose(mine, ref, rtol=1e-4, atol=1e-5)
 
 

@@ -7,10 +7,10 @@ import pickle
 
 import numpy as np
 import pytest
+import torch
 from oracle import assert_same, check_raises
 
 import mytorch
-import torch
 
 
 def both(fn):
@@ -92,10 +92,12 @@ VALUE_CASES = {
                                       .requires_grad, (t.ones(2) * t.ones(2)).requires_grad],
     "requires_grad_": lambda t: t.ones(2).requires_grad_().requires_grad,
     "requires_grad_false": lambda t: t.ones(2, requires_grad=True).requires_grad_(False).requires_grad,
-    "requires_grad_nonleaf_true_ok": lambda t: (t.ones(2, requires_grad=True) * 2).requires_grad_().requires_grad,
+    "requires_grad_nonleaf_true_ok":
+        lambda t: (t.ones(2, requires_grad=True) * 2).requires_grad_().requires_grad,
     "detach_flags": lambda t: (lambda y: (y.detach().requires_grad, y.detach().is_leaf,
                                           y.detach().grad_fn is None))(t.ones(2, requires_grad=True) * 2),
-    "data_flags": lambda t: (lambda y: (y.data.requires_grad, y.data.is_leaf))(t.ones(2, requires_grad=True) * 2),
+    "data_flags": lambda t: (lambda y: (y.data.requires_grad, y.data.is_leaf))(
+        t.ones(2, requires_grad=True) * 2),
     "grad_fn_name": lambda t: (t.ones(2, requires_grad=True) * 2).grad_fn.name(),
     "version_add_": lambda t: (lambda x: [x._version, x.add_(1)._version, x.add_(1)._version])(t.ones(2)),
     "version_shared_with_detach": lambda t: (lambda x: (x.detach().add_(1), x._version)[1])(t.ones(2)),
@@ -150,7 +152,7 @@ def test_iteration_yields_rows():
     rows = list(mytorch.tensor([[1, 2], [3, 4]]))
     ref = list(torch.tensor([[1, 2], [3, 4]]))
     assert len(rows) == 2
-    for m, r in zip(rows, ref):
+    for m, r in zip(rows, ref, strict=False):
         assert_same(m, r)
 
 

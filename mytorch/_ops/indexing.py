@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import builtins
 import numbers
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -102,7 +103,7 @@ def _broadcast_shape(a: tuple, b: tuple) -> tuple:
     n = max(len(a), len(b))
     a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
     out = []
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
         if x != y and x != 1 and y != 1:
             raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
                                f"at non-singleton dimension {i}")
@@ -249,6 +250,8 @@ def _bool_index(flag: bool, t: Tensor) -> Any:
 
 def _parse_key(t: Tensor, key: Any) -> _Key:
     """Translate a torch index key into a :class:`_Key` for ``t``; raise torch's errors."""
+    if type(key) is int and t._data.ndim and -t._data.shape[0] <= key < t._data.shape[0]:
+        return _Key((key, Ellipsis), None, [])  # the commonest key, x[i]: skip the general walk
     if not isinstance(key, tuple):
         key = tuple(key) if isinstance(key, list) and _is_tuple_like(key) else (key,)
     arr = t._data
@@ -506,7 +509,7 @@ def _leading(arr: Any, shape: tuple, skip: int | None = None) -> Any:
 def _check_gather(arr: Any, idx: Any, d: int) -> None:
     if idx.ndim != arr.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    for i, (n, m) in enumerate(zip(idx.shape, arr.shape)):
+    for i, (n, m) in enumerate(zip(idx.shape, arr.shape, strict=True)):
         if i != d and n > m:
             raise RuntimeError(f"Size does not match at dimension {i} expected index "
                                f"{list(idx.shape)} to be no larger than self {list(arr.shape)} "
@@ -825,7 +828,7 @@ def _check_source(self: Tensor, d: int, idx: Any, source: Tensor, op: str) -> An
     if source.dtype is not self.dtype:
         raise RuntimeError(f"{op}(): self ({_cap(self.dtype)}) and source ({_cap(source.dtype)}) "
                            "must have the same scalar type")
-    if len(sshape) != len(shape) or any(a != b for i, (a, b) in enumerate(zip(shape, sshape))
+    if len(sshape) != len(shape) or any(a != b for i, (a, b) in enumerate(zip(shape, sshape, strict=True))
                                         if i != d):
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = {list(shape)} source.shape = "
@@ -1145,7 +1148,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
                                f"{list(seq.shape)} and input value tensor {list(vals.shape)}")
         rows = seq.reshape(-1, seq.shape[-1])
         vrows = vals.reshape(-1, vals.shape[-1])
-        res = xp.stack([xp.searchsorted(r, v, side=how) for r, v in zip(rows, vrows)]) \
+        res = xp.stack([xp.searchsorted(r, v, side=how) for r, v in zip(rows, vrows, strict=True)]) \
             .reshape(vals.shape)
     return _to_out(wrap(xp.asarray(res).astype(np.int32 if out_int32 else np.int64), dev), out)
 

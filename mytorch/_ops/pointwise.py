@@ -603,7 +603,10 @@ def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """-1, 0 or 1 with the input's dtype (0 for nan, like torch); its gradient is 0."""
     x = input._data
     if x.dtype.kind == "f":
-        arr = np.subtract(x > 0, x < 0, dtype=x.dtype)
+        arr = np.sign(x)
+        nan = np.isnan(arr)
+        if nan.any():
+            arr[nan] = 0
     elif x.dtype.kind == "b":
         arr = x.copy()
     else:
