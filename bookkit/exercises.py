@@ -9,6 +9,7 @@ the text between them from each submission.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,8 +102,46 @@ def sync(solutions: list[Path], exercises_dir: Path, *, write: bool) -> SyncRepo
     orphans = [path for path in existing if path not in wanted]
     if write:
         exercises_dir.mkdir(parents=True, exist_ok=True)
+        for path in stale + orphans:
+            backup_student_work(path)
         for path in stale:
             path.write_text(wanted[path], encoding="utf-8", newline="\n")
         for path in orphans:
             path.unlink()
     return SyncReport(stale, orphans)
+
+
+def has_student_work(text: str) -> bool:
+    """True when some solution region holds anything but the generated placeholder."""
+    inside, body = False, []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped == BEGIN_SOLUTION:
+            inside, body = True, []
+        elif stripped == END_SOLUTION and inside:
+            inside = False
+            if [b for b in body if b and b != PLACEHOLDER]:
+                return True
+        elif inside:
+            body.append(stripped)
+    return False
+
+
+def backup_student_work(path: Path) -> Path | None:
+    """Copy an exercise file holding a student's answers to ``exercises/.backup/`` first.
+
+    Regenerating exercises must never destroy work: a file whose solution regions were
+    filled in is saved as ``.backup/<name>.<timestamp>.md`` before it is replaced.
+    """
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8")
+    if not has_student_work(text):
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.parent / ".backup" / f"{path.stem}.{stamp}{path.suffix}"
+    target.parent.mkdir(exist_ok=True)
+    target.write_text(text, encoding="utf-8", newline="\n")
+    print(f"! {path.name} 里有你的答案，已备份到 {target} / "
+          f"{path.name} held your answers: saved a copy to {target}")
+    return target

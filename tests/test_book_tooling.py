@@ -366,3 +366,26 @@ def test_failing_cell_names_chapter_cell_and_error(tmp_path: Path) -> None:
     text = str(info.value)
     assert "chapters/07_broken.md: cell 2 failed" in text and "NameError" in text
     assert "undefined_name + x" in text and info.value.cell_number == 2
+
+
+def test_regenerating_exercises_backs_up_student_answers(tmp_path):
+    """`make exercises` must never destroy a student's answers."""
+    from bookkit.exercises import PLACEHOLDER, has_student_work, sync
+
+    sol = tmp_path / "solutions" / "01_demo_exercises.md"
+    sol.parent.mkdir()
+    sol.write_text(
+        "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+        "kernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
+        "```{code-cell} ipython3\ndef f():\n    ### BEGIN SOLUTION\n    return 1\n"
+        "    ### END SOLUTION\n```\n", encoding="utf-8")
+    ex_dir = tmp_path / "exercises"
+    sync([sol], ex_dir, write=True)
+    generated = (ex_dir / sol.name).read_text(encoding="utf-8")
+    assert PLACEHOLDER in generated and not has_student_work(generated)
+    answered = generated.replace(PLACEHOLDER, "return 42  # my answer")
+    (ex_dir / sol.name).write_text(answered, encoding="utf-8")
+    sol.write_text(sol.read_text(encoding="utf-8").replace("return 1", "return 2"), encoding="utf-8")
+    sync([sol], ex_dir, write=True)
+    backups = list((ex_dir / ".backup").glob("01_demo_exercises.*.md"))
+    assert len(backups) == 1 and "my answer" in backups[0].read_text(encoding="utf-8")
