@@ -27,7 +27,11 @@ $(info $(USAGE))
 $(error PORT must be a number (got '$(PORT)'); e.g. make lab PORT=8899)
 endif
 
-.PHONY: help venv lab test checks book exercises colab check bench clean
+OUT     ?= grades
+N       ?= 100
+TIMEOUT ?= 20
+
+.PHONY: help venv lab test checks book exercises colab check grade bench-grade bench clean
 
 help: ## list the targets
 	@echo "usage: make <target> [JOBS=2|auto] [PORT=8888]"
@@ -70,6 +74,16 @@ colab: $(STAMP) ## regenerate notebooks/{zh,en}/ for Colab
 
 check: $(STAMP) ## students: run your exercises' visible tests, print a verdict table
 	$(BOOKKIT) grade
+
+grade: $(STAMP) ## instructors: grade SUBMISSIONS=<dir> [OUT=grades] [JOBS=2] [TIMEOUT=20 s/test]
+	@if [ -z "$(SUBMISSIONS)" ]; then \
+	  echo "usage: make grade SUBMISSIONS=<dir> [OUT=grades] [JOBS=2] [TIMEOUT=20]" >&2; \
+	  echo "  <dir> holds one folder per student, named by the student's id, with their exercises/ files" >&2; \
+	  exit 2; fi
+	$(BOOKKIT) grade-class "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(if $(filter auto,$(JOBS)),$(shell nproc),$(JOBS)) --timeout $(TIMEOUT)
+
+bench-grade: $(STAMP) ## time `make grade` on N generated submissions with JOBS=2 (N=100)
+	$(BOOKKIT) bench-grade --n $(N) --jobs 2
 
 bench: $(STAMP) ## run the benchmarks (python -m bench)
 	@if [ -f bench/__main__.py ]; then $(PY) -m bench; else echo "no benchmarks yet (bench/__main__.py does not exist)"; fi

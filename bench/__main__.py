@@ -4,10 +4,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import cases_tensor
+from . import cases_autograd, cases_nn, cases_nn_loss, cases_nn_norm, cases_tensor
 from .runner import format_table, run
 
-SUITES = {"tensor": cases_tensor.CASES}
+SUITES = {"tensor": cases_tensor.CASES, "nn_loss": cases_nn_loss.CASES,
+          "nn_norm": cases_nn_norm.CASES, "nn": cases_nn.CASES,
+          "autograd": cases_autograd.CASES}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,6 +7,7 @@ it must meet: ``("numpy", 1.15)`` means mytorch may cost at most 1.15× the raw 
 from __future__ import annotations
 
 import dataclasses
+import os
 import timeit
 from collections.abc import Callable, Sequence
 from types import ModuleType
@@ -30,6 +31,7 @@ class Case:
     size: str
     make: Callable[[ModuleType], Callable[[], Any]]
     target: tuple[str, float] = ("numpy", 1.15)
+    per: int = 1  # the callable runs this many ops: times are reported per op ("µs" targets)
 
 
 @dataclasses.dataclass
@@ -46,6 +48,8 @@ class Row:
     @property
     def ok(self) -> bool | None:
         kind, limit = self.case.target
+        if kind == "µs":  # an absolute budget per op for mytorch
+            return self.mytorch_us <= limit
         r = self.ratio(kind)
         return None if r is None else r <= limit
 
@@ -63,7 +67,7 @@ def run(cases: Sequence[Case], repeat: int = 15) -> list[Row]:
     alike instead of one; the minimum is the run least disturbed by other processes.
     """
     if torch is not None:
-        torch.set_num_threads(1)  # NumPy's ufuncs are single-threaded: compare like with like
+        torch.set_num_threads(int(os.environ.get("MYTORCH_BENCH_THREADS", "1")))  # like NumPy (bench/__init__.py)
     rows = []
     for case in cases:
         libs = {"numpy": np, "mytorch": mytorch, **({"torch": torch} if torch is not None else {})}
@@ -73,7 +77,9 @@ def run(cases: Sequence[Case], repeat: int = 15) -> list[Row]:
         for _ in range(repeat):
             for name, t in timers.items():
                 best[name] = min(best[name], t.timeit(numbers[name]) / numbers[name] * 1e6)
-        rows.append(Row(case, best["numpy"], best["mytorch"], best.get("torch")))
+        per = case.per
+        rows.append(Row(case, best["numpy"] / per, best["mytorch"] / per,
+                        None if "torch" not in best else best["torch"] / per))
     return rows
 
 
@@ -86,7 +92,7 @@ def format_table(rows: Sequence[Row]) -> str:
         body.append([r.case.op, r.case.size, f"{r.numpy_us:.2f}", f"{r.mytorch_us:.2f}",
                      "-" if r.torch_us is None else f"{r.torch_us:.2f}",
                      f"{r.ratio('numpy'):.2f}", _fmt(r.ratio("torch")),
-                     f"≤{limit:g}× {kind}", {True: "ok", False: "MISS", None: "-"}[r.ok]])
+                     f"≤{limit:g} µs/op" if kind == "µs" else f"≤{limit:g}× {kind}", {True: "ok", False: "MISS", None: "-"}[r.ok]])
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body, strict=False)]
     lines = ["  ".join(str(x).rjust(w) if i >= 2 else str(x).ljust(w)
                        for i, (x, w) in enumerate(zip(line, widths, strict=False)))

@@ -18,6 +18,8 @@ commands:
   colab            regenerate notebooks/{zh,en}/ for Colab (--check: fail if stale)
   book             execute every chapter into build/{bilingual,zh,en}/NN.ipynb + .html
   grade            run the visible tests of exercises/*.md and print a verdict table
+  grade-class      grade a class's submissions: gradebook, summary, bilingual feedback
+  bench-grade      time grade-class on generated submissions (submissions per minute)
 """
 
 
@@ -103,18 +105,49 @@ def cmd_book(project: Project, args: argparse.Namespace) -> int:
 
 
 def cmd_grade(project: Project, args: argparse.Namespace) -> int:
-    from bookkit.grading import grade, table
+    from bookkit.grader.check import check_file, table, visible_lines
+    from bookkit.grader.sandbox import Limits
 
     files = args.files or project.exercises()
     if not files:
         print("no exercises/NN_slug_exercises.md found: nothing to grade")
         return 0
-    verdicts = []
+    rows, details = [], []
     for path in files:
         print(f"running {path.name} …", flush=True)
-        verdicts += grade(path.resolve(), project.chapters_dir, project.root, timeout=args.timeout)
-    print(table(verdicts, project.root))
-    return 0 if all(v.passed for v in verdicts) else 1
+        results, problem = check_file(project.root, path.resolve(), Limits(cell_timeout=args.timeout))
+        if problem:
+            details.append(f"{path.name}: {problem}")
+        for result in results:
+            rows.append((path.name, result))
+            if result.status != "passed":
+                lines = visible_lines(result)
+                if lines:
+                    details += [f"{path.name} · {result.id}", *lines]
+    if details:
+        print("\n".join(details) + "\n")
+    print(table(rows))
+    return 0 if all(r.status == "passed" for _, r in rows) else 1
+
+
+def cmd_grade_class(project: Project, args: argparse.Namespace) -> int:
+    from bookkit.grader.batch import InstructorError, grade_class
+    from bookkit.grader.sandbox import Limits
+
+    try:
+        results = grade_class(project.root, args.submissions.resolve(), args.out.resolve(), args.jobs,
+                              Limits(cell_timeout=args.timeout), progress=not args.quiet)
+    except InstructorError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"✓ graded {len(results)} student(s): {args.out}/gradebook.csv, summary.csv, feedback/")
+    return 0
+
+
+def cmd_bench_grade(project: Project, args: argparse.Namespace) -> int:
+    from bookkit.grader.bench import bench
+
+    return bench(project.root, args.n, args.jobs)
 
 
 def _timeout(text: str) -> int:
@@ -158,6 +191,19 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="*", type=Path, help="exercise notebooks (default: exercises/)")
     p.add_argument("--timeout", type=_timeout, default=600, help="seconds per cell (default 600)")
     p.set_defaults(func=cmd_grade)
+
+    p = sub.add_parser("grade-class", help="grade a class: gradebook, summary, bilingual feedback")
+    p.add_argument("submissions", type=Path, help="folder with one folder per student (named by id)")
+    p.add_argument("--out", type=Path, default=Path("grades"), help="output folder (default grades/)")
+    p.add_argument("--jobs", type=_timeout, default=2, help="parallel children (default 2)")
+    p.add_argument("--timeout", type=_timeout, default=20, help="seconds per test cell (default 20)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_grade_class)
+
+    p = sub.add_parser("bench-grade", help="time grade-class on generated submissions")
+    p.add_argument("--n", type=_timeout, default=100, help="number of submissions (default 100)")
+    p.add_argument("--jobs", type=_timeout, default=2, help="parallel children (default 2)")
+    p.set_defaults(func=cmd_bench_grade)
     return parser
 
 

@@ -35,6 +35,7 @@ from ._ops.random_ops import *  # noqa: F401,F403
 from ._ops.special import *  # noqa: F401,F403
 from ._printing import set_printoptions, get_printoptions  # noqa: F401
 from . import autograd, cuda, distributions, linalg, return_types, special, utils  # noqa: F401
+from . import nn  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from ._storage import TypedStorage, UntypedStorage  # noqa: F401
 

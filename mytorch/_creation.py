@@ -144,6 +144,10 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _check_numpy(ndarray)
+    # torch sees the array's own memory as the storage (offset 0), even when the array is a
+    # slice of a larger one; a memoryview cuts NumPy's .base chain at this array.
+    if ndarray.base is not None and ndarray.size:
+        ndarray = np.asarray(memoryview(ndarray))
     return wrap(ndarray, CPU)
 
 

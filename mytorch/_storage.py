@@ -9,13 +9,15 @@ other. ``storage_offset`` and ``stride`` are counted in elements, like torch.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from . import _dtype as D
 
-__all__ = ["TypedStorage", "UntypedStorage", "storage_offset", "strided_view", "restride", "resized"]
+__all__ = ["TypedStorage", "UntypedStorage", "storage_offset", "strided_view", "restride", "resized",
+           "extent"]
 
 
 def _is_array(obj: Any) -> bool:
@@ -39,6 +41,8 @@ def _root(arr: Any) -> Any:
 
 def _ptr(arr: Any) -> int:
     """Address of the first element (CuPy arrays carry it in ``.data.ptr``)."""
+    if isinstance(arr, np.ndarray):
+        return arr.__array_interface__["data"][0]
     if hasattr(arr, "data") and hasattr(arr.data, "ptr"):
         return int(arr.data.ptr)
     return int(arr.__array_interface__["data"][0])
@@ -47,9 +51,11 @@ def _ptr(arr: Any) -> int:
 def _span(arr: Any) -> tuple[int, int]:
     """(lowest address, number of bytes) of the memory an array can reach."""
     lo = hi = _ptr(arr)
+    if arr.flags.c_contiguous:
+        return lo, arr.nbytes
     if arr.size == 0:
         return lo, 0
-    for n, s in zip(arr.shape, arr.strides):
+    for n, s in zip(arr.shape, arr.strides, strict=False):
         if s < 0:
             lo += (n - 1) * s
         else:
@@ -66,7 +72,7 @@ def _storage_bytes(arr: Any) -> Any:
 
 def _raw_view(root: Any, address: int, shape: tuple, byte_strides: tuple, dtype: Any) -> Any:
     """An array of ``dtype`` at ``address`` inside ``root``'s memory (keeps ``root`` alive)."""
-    if hasattr(root, "data") and hasattr(root.data, "ptr"):  # CuPy: pointer arithmetic on memptr
+    if not isinstance(root, np.ndarray):  # CuPy: pointer arithmetic on its memory pointer
         import cupy  # type: ignore[import-not-found]
 
         return cupy.ndarray(shape, dtype, memptr=root.data + (address - _ptr(root)),
@@ -88,6 +94,13 @@ class _Window:
         self.__array_interface__ = {"data": (address, False), "shape": shape, "strides": strides,
                                     "typestr": dtype.str, "version": 3}
         self.base = owner
+
+
+def extent(size: Sequence[int], stride: Sequence[int], offset: int) -> int:
+    """How many storage elements a (size, stride, offset) geometry needs (0 if it is empty)."""
+    if 0 in size:
+        return 0
+    return offset + sum((n - 1) * s for n, s in zip(size, stride, strict=True)) + 1
 
 
 def storage_offset(t: Any) -> int:
@@ -122,9 +135,9 @@ def resized(arr: Any, size: Sequence[int], stride: Sequence[int]) -> Any:
     start, nbytes = _span(root)
     item = arr.itemsize
     offset = (_ptr(arr) - start) // item
-    need = 0 if 0 in size else (offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1) * item
+    need = extent(size, stride, offset) * item
     if need > nbytes:  # grow: new memory, old contents first
-        if hasattr(root, "data") and hasattr(root.data, "ptr"):
+        if not isinstance(root, np.ndarray):
             import cupy  # type: ignore[import-not-found]
 
             new = cupy.zeros(need, np.uint8)
@@ -149,7 +162,7 @@ def strided_view(arr: Any, size: Sequence[int], stride: Sequence[int], offset: i
     root = _root(arr)
     start, nbytes = _span(root)
     item = arr.itemsize
-    need = 0 if 0 in size else (offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1) * item
+    need = extent(size, stride, offset) * item
     if need > nbytes:
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
                            f"{offset}, and itemsize {item} requiring a storage size of {need} are "
@@ -171,7 +184,7 @@ class UntypedStorage:
         self.device = CPU
 
     @classmethod
-    def _of(cls, t: Any) -> "UntypedStorage":
+    def _of(cls, t: Any) -> UntypedStorage:
         s = object.__new__(cls)
         s._bytes = _storage_bytes(t._data)
         s.device = t.device
@@ -217,7 +230,7 @@ class TypedStorage:
     """The storage seen as elements of the tensor's dtype (``tensor.storage()``)."""
 
     @classmethod
-    def _of(cls, t: Any) -> "TypedStorage":
+    def _of(cls, t: Any) -> TypedStorage:
         s = object.__new__(cls)
         raw = _storage_bytes(t._data)
         usable = raw.size - raw.size % t._data.itemsize

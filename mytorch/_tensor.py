@@ -63,19 +63,38 @@ class Size(tuple):
 
 
 class _VersionCounter:
-    """Shared by a tensor and all its views: bumped by every in-place change."""
+    """Shared by a tensor and all its views: bumped by every in-place change.
 
-    __slots__ = ("value",)
+    ``views`` holds weak references to the views made while grad mode was on, so that an in-place
+    change through one view can update the autograd history of the others (``rebase_history``).
+    """
+
+    __slots__ = ("value", "views")
 
     def __init__(self) -> None:
         self.value = 0
+        self.views: list | None = None
+
+    def track(self, view: "Tensor") -> None:
+        views = self.views
+        if views is None:
+            self.views = [weakref.ref(view)]
+            return
+        views.append(weakref.ref(view))
+        n = len(views)
+        if n >= 64 and n & (n - 1) == 0:  # at each power of two, forget the views that died
+            self.views = [r for r in views if r() is not None]
 
 
 class Tensor:
     """A multi-dimensional array that can record operations for automatic differentiation."""
 
-    __slots__ = ("_data", "_device", "_requires_grad", "grad", "grad_fn", "_vc", "_base",
-                 "_acc_node", "_leaf_hooks", "_retains_grad", "__weakref__", "__dict__")
+    __slots__ = ("_data", "_device", "_requires_grad", "_grad", "grad_fn", "_vc", "_base",
+                 "_acc_node", "_leaf_hooks", "_retains_grad", "_inference", "__weakref__",
+                 "__dict__")
+    # Which output of its ``grad_fn`` this tensor is: always 0 except for the outputs of a custom
+    # ``autograd.Function`` that returns several tensors (set per instance there).
+    _output_nr = 0
     # NumPy must hand mixed expressions (ndarray * Tensor) to our reflected operators.
     __array_ufunc__ = None
 
@@ -429,6 +448,9 @@ class Tensor:
             raise RuntimeError(_NON_LEAF_FLAG + ("" if value else _NON_LEAF_HINT))
         if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if value and self._inference and not STATE.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self._requires_grad = _py_bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
@@ -437,6 +459,45 @@ class Tensor:
             return self
         self.requires_grad = requires_grad
         return self
+
+    @property
+    def grad(self) -> "Tensor | None":
+        """The gradient accumulated by ``backward`` (leaves, and non-leaves after retain_grad)."""
+        g = self._grad
+        if g is None and self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return g
+
+    @grad.setter
+    def grad(self, value: "Tensor | None") -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_c_name(value.dtype)}' to a "
+                    f"tensor with grad_dtype '{_cap_name(self.dtype)}'. The gradient must match "
+                    "the tensor's grad_dtype (defaults to the tensor's dtype).")
+            if value._device != self._device:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with device type '{value._device.type}' to "
+                    f"a tensor with device type '{self._device.type}'. Please ensure that the "
+                    "gradient and the tensor are on the same device")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                    f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor "
+                    "are the same size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    def is_inference(self) -> bool:
+        """True for tensors created under ``inference_mode`` (they can never join a graph)."""
+        return self._inference
 
     @property
     def is_leaf(self) -> bool:
@@ -449,6 +510,8 @@ class Tensor:
 
     def _bump(self) -> None:
         """Record an in-place modification (checked by backward for saved tensors)."""
+        if self._inference and not STATE.inference:
+            raise RuntimeError(_INFERENCE_INPLACE)
         self._vc.value += 1
 
     @property
@@ -467,11 +530,18 @@ class Tensor:
         """A new tensor sharing storage, cut off from the graph (``requires_grad=False``)."""
         t = Tensor._wrap(self._data, self._device)
         t._vc = self._vc
+        t._inference = self._inference
         return t
 
     def detach_(self) -> "Tensor":
         if self._base is not None and self._base._requires_grad:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are "
+                               "using DistributedDataParallel (DDP) for training, and "
+                               "gradient_as_bucket_view is set as True, gradients are views of "
+                               "DDP buckets, and hence detach_() cannot be called on these "
+                               "gradients. To fix this error, please refer to the "
+                               "Optimizer.zero_grad() function in torch/optim/optimizer.py as "
+                               "the solution.")
         self.grad_fn = None
         self._requires_grad = False
         return self
@@ -522,13 +592,14 @@ def _init(t: Tensor, arr: Any, dev: device) -> None:
     t._data = arr
     t._device = dev
     t._requires_grad = False
-    t.grad = None
+    t._grad = None
     t.grad_fn = None
     t._vc = _VersionCounter()
     t._base = None
     t._acc_node = None
     t._leaf_hooks = None
     t._retains_grad = False
+    t._inference = STATE.inference
 
 
 def wrap(arr: Any, dev: device = CPU) -> Tensor:
@@ -539,13 +610,14 @@ def wrap(arr: Any, dev: device = CPU) -> Tensor:
     t._data = arr
     t._device = dev
     t._requires_grad = False
-    t.grad = None
+    t._grad = None
     t.grad_fn = None
     t._vc = _VersionCounter()
     t._base = None
     t._acc_node = None
     t._leaf_hooks = None
     t._retains_grad = False
+    t._inference = STATE.inference
     return t
 
 
@@ -554,6 +626,9 @@ def make_view(base: Tensor, arr: Any) -> Tensor:
     t = wrap(arr, base._device)
     t._vc = base._vc
     t._base = base if base._base is None else base._base
+    t._inference = base._inference
+    if STATE.enabled:
+        t._vc.track(t)
     return t
 
 
@@ -624,6 +699,28 @@ def _parse_to(t: Tensor, args: tuple, kwargs: dict) -> tuple[device, D.dtype, bo
     return dev, dt, copy
 
 
+def _c_name(dt: D.dtype) -> str:
+    """torch's lower-case C type name of a dtype (``float``, ``double``, ``long``...)."""
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}.get(dt.name, dt.name)
+
+
+def _cap_name(dt: D.dtype) -> str:
+    """torch's ScalarType name of a dtype (``Float``, ``Double``...)."""
+    return _LEGACY_NAMES[dt.name][:-len("Tensor")]
+
+
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information.")
+_INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone "
+    "to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details.")
 _NON_LEAF_FLAG = "you can only change requires_grad flags of leaf variables."
 _NON_LEAF_HINT = (" If you want to use a computed variable in a subgraph that doesn't require "
                   "differentiation use var_no_grad = var.detach().")

@@ -1,6 +1,5 @@
 """BLAS/LAPACK against the torch oracle: products (every matmul rank case), einsum, tensordot,
 inverse/det/solve, norms — forward values, dtypes, gradients and errors."""
-import time
 
 import numpy as np
 import pytest
@@ -338,19 +337,14 @@ def test_grad_fn_names():
     assert mytorch.addmm(mytorch.randn(3, 2), a, mytorch.randn(4, 2)).grad_fn.name() == "AddmmBackward0"
 
 
-# ------------------------------------------------------------------------ speed
-@pytest.mark.parametrize("n", [512, 1024])
-def test_matmul_speed_close_to_numpy(n):
-    """``a @ b`` costs what NumPy's does: no copies, casts or extra passes over the data."""
+# ------------------------------------------------------------------------ same BLAS call
+@pytest.mark.parametrize("n", [64, 257])
+def test_matmul_is_the_plain_numpy_product(n):
+    """``a @ b`` is bit-for-bit NumPy's product (no casts or copies that change rounding).
+
+    Speed itself is measured by ``make bench``, never asserted in a test.
+    """
     a, b = randn(n, n), randn(n, n, seed=1)
-    ta, tb = mytorch.from_numpy(a), mytorch.from_numpy(b)
-    ratios = []
-    for i in range(12):  # paired and interleaved (alternating who goes first): load hits both alike
-        pair = [(a, b), (ta, tb)] if i % 2 else [(ta, tb), (a, b)]
-        times = {}
-        for x, y in pair:
-            t0 = time.perf_counter()
-            x @ y
-            times[type(x)] = time.perf_counter() - t0
-        ratios.append(times[mytorch.Tensor] / times[np.ndarray])
-    assert np.median(ratios) <= 1.15, f"matmul {n}: median time ratio {np.median(ratios):.2f}"
+    out = mytorch.from_numpy(a) @ mytorch.from_numpy(b)
+    assert out.dtype is mytorch.float32
+    np.testing.assert_array_equal(out.numpy(), a @ b)

@@ -55,6 +55,44 @@ _MAX_ARRAY_BYTES = 8 << 20
 _MAX_TEXT = 2000
 
 
+def _version_probes(mappings: list) -> list | None:
+    """Readers of each dict's version tag (PEP 509; CPython bumps it on every change), or None.
+
+    They make the tamper check a few microseconds instead of comparing every entry; they are made
+    before the seal, from ctypes objects that student code can never reach. Where the layout does
+    not match (another Python), the grader falls back to comparing entries.
+    """
+    try:
+        import ctypes
+        import gc
+
+        offset = 2 * ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_ssize_t)
+
+        def probe(d: dict):
+            return ctypes.c_uint64.from_address(id(d) + offset)
+
+        scratch: dict = {}
+        test = probe(scratch)
+        before = test.value
+        scratch["x"] = 1
+        if test.value == before or sys.implementation.name != "cpython":
+            return None
+        probes = []
+        for mapping in mappings:
+            real = mapping if type(mapping) is dict else next(
+                (r for r in gc.get_referents(mapping) if type(r) is dict), None)
+            if real is None:
+                return None
+            probes.append(probe(real))
+        return probes
+    except Exception:
+        return None
+
+
+def _value(probe) -> int:
+    return probe.value
+
+
 def main() -> None:  # noqa: C901 - one closure on purpose: its locals are the child's secrets
     raw = sys.stdin.buffer.read()
     os.close(0)
@@ -62,8 +100,7 @@ def main() -> None:  # noqa: C901 - one closure on purpose: its locals are the c
     del raw
     sys.path[:] = job["sys_path"]
     out_fd, nonce = int(job["fd"]), job["nonce"]
-    write, lstat_ok = os.write, None  # captured before student code can rebind them
-    del lstat_ok
+    write = os.write  # captured before student code can rebind it
 
     # ---------------------------------------------------------------- 1. trusted set-up
     import importlib
@@ -77,9 +114,11 @@ def main() -> None:  # noqa: C901 - one closure on purpose: its locals are the c
             importlib.import_module(name)
         except ImportError:
             pass
-    import mytorch
-
-    for info in pkgutil.walk_packages(mytorch.__path__, "mytorch."):
+    try:  # a broken mytorch fails the cells that import it, not the whole child
+        import mytorch
+    except Exception:
+        mytorch = None
+    for info in pkgutil.walk_packages(mytorch.__path__, "mytorch.") if mytorch else ():
         try:
             importlib.import_module(info.name)
         except Exception:  # optional back-ends (CuPy) may be absent
@@ -89,31 +128,48 @@ def main() -> None:  # noqa: C901 - one closure on purpose: its locals are the c
     seed = int(job["seed"])
     random.seed(seed)
     np.random.seed(seed % (2 ** 32))
-    if hasattr(mytorch, "manual_seed"):
+    if mytorch is not None and hasattr(mytorch, "manual_seed"):
         mytorch.manual_seed(seed)
 
     ndarray, generic, asarray, ascontiguousarray = np.ndarray, np.generic, np.asarray, np.ascontiguousarray
-    is_, issub, typeof, getattr_, callable_ = (lambda a, b: a is b), issubclass, type, getattr, callable
+    from operator import is_
+
+    issub, typeof, getattr_, callable_ = issubclass, type, getattr, callable
     len_, tuple_, list_, int_, float_, str_, repr_ = len, tuple, list, int, float, str, repr
     exc_types = (BaseException,)
 
     # the library state tests depend on: module dicts and the classes defined in mytorch
-    watched: list[tuple[str, object, tuple, tuple]] = []
+    labels: list[str] = []
+    mappings: list[object] = []
+    seen_ids: set[int] = set()
 
-    def watch(label: str, mapping) -> None:
-        keys = tuple_(mapping.keys())
-        watched.append((label, mapping, keys, tuple_(mapping[k] for k in keys)))
+    def watch(label: str, owner: object, mapping) -> None:
+        if id(owner) not in seen_ids:
+            seen_ids.add(id(owner))
+            labels.append(label)
+            mappings.append(mapping)
 
-    watch("builtins", builtins.__dict__)
+    watch("builtins", builtins, builtins.__dict__)
     for modname in sorted(m for m in sys.modules if m == "mytorch" or m.startswith("mytorch.")):
         module = sys.modules[modname]
-        watch(modname, module.__dict__)
+        watch(modname, module, module.__dict__)
         for value in list_(module.__dict__.values()):
-            if isinstance(value, type) and getattr_(value, "__module__", "").startswith("mytorch"):
-                watch(f"{value.__module__}.{value.__qualname__}", value.__dict__)
+            if isinstance(value, type) and str_(getattr_(value, "__module__", "")).startswith("mytorch"):
+                watch(f"{value.__module__}.{value.__qualname__}", value, value.__dict__)
     for modname in ("numpy", "numpy.linalg", "numpy.random", "random", "math", "bookkit.feedback"):
         if modname in sys.modules:
-            watch(modname, sys.modules[modname].__dict__)
+            watch(modname, sys.modules[modname], sys.modules[modname].__dict__)
+    # one flat list of (mapping, key, value) triples: verify() is then three C-level passes
+    flat_maps = tuple_(m for m in mappings for _ in tuple_(m.keys()))
+    flat_keys = tuple_(k for m in mappings for k in tuple_(m.keys()))
+    flat_values = tuple_(m[k] for m, k in zip(flat_maps, flat_keys, strict=True))
+    sizes = tuple_(map(len, mappings))
+    probes = _version_probes(mappings)
+    baseline = [tuple_(map(_value, probes)) if probes else None]
+
+    def lookup(mapping, key):
+        return mapping.get(key, lookup)
+
     import gc
 
     gc.collect()
@@ -126,14 +182,24 @@ def main() -> None:  # noqa: C901 - one closure on purpose: its locals are the c
         """Record the first change to the watched library state (or a garbage collection)."""
         if flags:
             return
-        for label, mapping, keys, values in watched:
-            if len_(mapping) != len_(keys) or not all(map(is_, map(mapping.get, keys), values)):
-                changed = [k for k, v in zip(keys, values) if mapping.get(k) is not v]
-                extra = [k for k in mapping if k not in keys]
-                flags.append(f"{label}.{(changed + extra + ['?'])[0]}")
+        if probes and tuple_(map(_value, probes)) == baseline[0]:  # fast path: no dict changed
+            if sum(s["collections"] for s in get_stats()) != gc_runs:
+                flags.append("gc (the garbage collector was run or re-enabled)")
+            return
+        if tuple_(map(len_, mappings)) == sizes and all(
+                map(is_, map(lookup, flat_maps, flat_keys), flat_values)):
+            if probes:  # a value was stored again, unchanged: harmless
+                baseline[0] = tuple_(map(_value, probes))
+            if sum(s["collections"] for s in get_stats()) != gc_runs:
+                flags.append("gc (the garbage collector was run or re-enabled)")
+            return
+        for label, mapping in zip(labels, mappings, strict=True):  # slow path: name what changed
+            keys = [k for m, k in zip(flat_maps, flat_keys, strict=True) if m is mapping]
+            bad = [k for m, k, v in zip(flat_maps, flat_keys, flat_values, strict=True)
+                   if m is mapping and lookup(m, k) is not v] + [k for k in mapping if k not in keys]
+            if bad:
+                flags.append(f"{label}.{bad[0]}")
                 return
-        if sum(s["collections"] for s in get_stats()) != gc_runs:
-            flags.append("gc (the garbage collector was run or re-enabled)")
 
     # ---------------------------------------------------------------- plain data out
     def text(value: object) -> str:
@@ -157,7 +223,9 @@ def main() -> None:  # noqa: C901 - one closure on purpose: its locals are the c
             return repr_(value)
         if t is tuple_ or t is list_:
             parts = [canon(v, depth + 1) for v in value]
-            return None if None in parts else ("(" if t is tuple_ else "[") + ",".join(parts) + ")"
+            if None in parts:
+                return None
+            return "(" + ",".join(parts) + ")" if t is tuple_ else "[" + ",".join(parts) + "]"
         if t is dict:
             items = [(canon(k, depth + 1), canon(v, depth + 1)) for k, v in dict.items(value)]
             if any(k is None or v is None for k, v in items):
@@ -222,10 +290,11 @@ def main() -> None:  # noqa: C901 - one closure on purpose: its locals are the c
 
     # ---------------------------------------------------------------- recorders (tests only)
     checks: list[tuple] = []
+    where = ["visible"]  # the part of the test cell that is running: "visible" or "hidden"
     hold: list[object] = []  # keeps every value a test looked at alive: no finaliser runs mid-test
 
     def record(kind: str, what_zh: object, what_en: object, got: tuple, exp: tuple, opts: tuple) -> None:
-        checks.append((kind, text(what_zh), text(what_en), got, exp, opts))
+        checks.append((kind, where[0], text(what_zh), text(what_en), got, exp, opts))
 
     def check_equal(got, expected, what_zh="结果", what_en="result"):
         hold.append((got, expected))
@@ -233,7 +302,6 @@ def main() -> None:  # noqa: C901 - one closure on purpose: its locals are the c
         g = enc(got)
         verify()
         e = enc(expected)
-        verify()
         record("equal", what_zh, what_en, g, e, ())
 
     def check_close(got, expected, what_zh="结果", what_en="result", rtol=1e-5, atol=1e-8):
@@ -242,7 +310,6 @@ def main() -> None:  # noqa: C901 - one closure on purpose: its locals are the c
         g = enc(got)
         verify()
         e = enc(expected)
-        verify()
         record("close", what_zh, what_en, g, e, (float_(rtol), float_(atol)))
 
     def check_shape(got, expected_shape, what_zh="形状", what_en="shape"):
@@ -299,6 +366,7 @@ def main() -> None:  # noqa: C901 - one closure on purpose: its locals are the c
 
     # ---------------------------------------------------------------- 2. the seal
     allowed = tuple_(job["read_ok"])
+    cwd = str_(job["cwd"])
     denied = tuple_(job["read_denied"])
     startswith = str_.startswith
 
@@ -309,7 +377,7 @@ def main() -> None:  # noqa: C901 - one closure on purpose: its locals are the c
         if typeof(path) is not str_:
             return None
         if not startswith(path, "/"):
-            path = job["cwd"] + "/" + path
+            path = cwd + "/" + path
         parts: list[str] = []
         for part in str_.split(path, "/"):
             if part in ("", "."):
@@ -368,14 +436,17 @@ def main() -> None:  # noqa: C901 - one closure on purpose: its locals are the c
 
     cell_names = frozenset(f"<test-{i}>" for i in range(len_(job["cells"])))
 
+    recorder_codes = frozenset(f.__code__ for f in recorders.values())
+
     def profile(frame, event, arg):
-        """Re-check the library snapshot every time test code calls anything."""
-        if event == "c_call":
-            if frame.f_code.co_filename in cell_names:
-                verify()
-        elif event == "call":
+        """Re-check the library snapshot whenever test code calls a Python function.
+
+        (Calls of C functions cannot be patched; Python code they call back is a "call" too.)
+        """
+        if event == "call":
             back = frame.f_back
-            if back is not None and back.f_code.co_filename in cell_names:
+            if back is not None and back.f_code.co_filename in cell_names and \
+                    frame.f_code not in recorder_codes:
                 verify()
 
     import _imp
@@ -424,6 +495,7 @@ def main() -> None:  # noqa: C901 - one closure on purpose: its locals are the c
             for part, source in cell["parts"]:
                 if part == "hidden" and not hidden:
                     continue
+                where[0] = part
                 try:
                     code = compile(source, f"<test-{index}>", "exec")
                     source = None
@@ -438,5 +510,19 @@ def main() -> None:  # noqa: C901 - one closure on purpose: its locals are the c
     os._exit(0)  # no atexit handlers, no finalisers: nothing student-defined runs after "done"
 
 
+def _run_privately() -> None:
+    """Run ``main`` from a private copy of this module, with a private copy of builtins.
+
+    Every name the seal's functions look up (``any``, ``len``, ``_DENIED_EVENTS``…) then resolves in
+    dictionaries no student code can reach: patching ``builtins`` or ``sys.modules["__main__"]``
+    cannot weaken the audit hook, the recorders or the tamper check.
+    """
+    private = {"__builtins__": dict(builtins.__dict__), "__name__": "_grader_runner", "__file__": __file__}
+    with open(__file__, encoding="utf-8") as source:
+        code = compile(source.read(), __file__, "exec")
+    exec(code, private)
+    private["main"]()
+
+
 if __name__ == "__main__":
-    main()
+    _run_privately()

@@ -322,7 +322,15 @@ def _index_with(t: Tensor, k: _Key) -> Tensor:
         res = wrap(k.get(arr), t._device)
     if needs_grad(t):
         shape = arr.shape
-        record("SliceBackward0" if k.adv is None else "IndexBackward0", res, (t,),
+        if k.adv is not None:
+            name = "IndexBackward0"
+        else:  # torch names the node after the last basic step: x[0] selects, x[1:] slices
+            steps = [b for b in k.basic if b is not Ellipsis and b is not None]
+            if not steps:
+                name = "UnsqueezeBackward0" if None in k.basic else "AliasBackward0"
+            else:
+                name = "SliceBackward0" if isinstance(steps[-1], slice) else "SelectBackward0"
+        record(name, res, (t,),
                lambda g: (_index_backward(g, k, shape),))
     return res
 

@@ -22,7 +22,7 @@ import numpy as np
 from .. import _dtype as D
 from .._device import xp_for
 from .._tensor import Tensor, tensor_method, wrap
-from ..autograd.graph import needs_grad, record, sum_to
+from ..autograd.graph import check_inplace, needs_grad, rebase_history, record, sum_to
 from ._operands import array_on, binary, broadcast_error, check_same_device
 
 __all__ = [
@@ -74,6 +74,7 @@ def inplace(self: Tensor, res: Any, name: str, inputs: tuple, backward: Any) -> 
     _check_shape(self, res.shape)
     grad_needed = needs_grad(*inputs)
     if grad_needed:
+        check_inplace(self)  # a view of a leaf that requires grad may not change either
         # The old value of self becomes an ordinary input of the new node.
         old = Tensor._wrap(self._data, self._device)
         old.grad_fn, old._requires_grad, old._acc_node = self.grad_fn, self._requires_grad, \
@@ -83,6 +84,8 @@ def inplace(self: Tensor, res: Any, name: str, inputs: tuple, backward: Any) -> 
     self._bump()
     if grad_needed:
         record(name, self, inputs, backward)
+        if self._base is not None:
+            rebase_history(self)  # the base changed too: its grad_fn must see it
     return self
 
 
@@ -955,9 +958,7 @@ def _inplace_version(fn: Callable) -> Callable:
     """
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         if needs_grad(self, *args, *kwargs.values()):
-            if self._requires_grad and self.grad_fn is None:
-                raise RuntimeError("a leaf Variable that requires grad is being used in an "
-                                   "in-place operation.")
+            check_inplace(self)
             res = fn(_snapshot(self), *args, **kwargs)
         else:
             res = fn(self, *args, **kwargs)
@@ -967,6 +968,8 @@ def _inplace_version(fn: Callable) -> Callable:
         self._bump()
         if res.grad_fn is not None:
             self.grad_fn, self._requires_grad = res.grad_fn, True
+            if self._base is not None:
+                rebase_history(self)
         return self
 
     method.__name__ = method.__qualname__ = fn.__name__ + "_"

@@ -19,12 +19,16 @@ from __future__ import annotations
 import builtins
 import operator
 import warnings
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
 
 from .. import _dtype as D
 from .._device import xp_for
 from .._layout import channels_last, contiguous_format, preserve_format
-from .._storage import restride, resized, storage_offset as _storage_offset, strided_view
+from .._storage import extent, resized, restride, strided_view
+from .._storage import storage_offset as _storage_offset
 from .._tensor import Size, Tensor, make_view, tensor_method, wrap
 from ..autograd.graph import needs_grad, record, sum_to
 from ._operands import check_same_device, scalar_array, size_args, wrap_dim
@@ -98,7 +102,9 @@ def _grad_into_zeros(g: Tensor, shape: tuple, view_fn: Callable[[Tensor], Tensor
     if overlap:
         n = buf._data.size
         index = view_fn(wrap(xp.arange(n).reshape(shape), g._device))._data
-        xp.add.at(buf._data.reshape(-1), index, g._data)
+        flat = buf._data.reshape(-1)
+        add = np.add if isinstance(flat, np.ndarray) else xp.add  # NumPy (or simulated) vs CuPy
+        add.at(flat, index, g._data)
     else:
         view_fn(buf)._data[...] = g._data
     if needs_grad(g):
@@ -167,6 +173,15 @@ def _compute_stride(old_shape: tuple, old_stride: tuple, new_shape: tuple) -> tu
     return tuple(new_stride) if view_d == -1 else None
 
 
+def _reshaped_view(input: Tensor, new: tuple) -> Any:
+    """``input``'s memory seen with shape ``new`` (torch's strides), or None if that needs a copy."""
+    arr = input._data
+    if arr.flags.c_contiguous and arr.size and (not arr.ndim or arr.strides[-1] == arr.itemsize):
+        return arr.reshape(new)  # one contiguous block: torch's strides are the standard ones
+    stride = _compute_stride(arr.shape, input.stride(), new)
+    return None if stride is None else _as_shape(input, new, stride)
+
+
 def _as_shape(input: Tensor, shape: tuple, stride: tuple) -> Any:
     """``input``'s array seen with a new shape and strides (NumPy's reshape when it agrees)."""
     arr = input._data
@@ -187,14 +202,13 @@ def view(self: Tensor, *shape: Any) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         return _view_dtype(self, shape[0])
     arr = self._data
-    new = _infer_size(_sizes(shape), arr.size)
-    stride = _compute_stride(arr.shape, self.stride(), new)
-    if stride is None:
+    out = _reshaped_view(self, _infer_size(_sizes(shape), arr.size))
+    if out is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.")
     src = arr.shape
-    return _view(self, _as_shape(self, new, stride), "ViewBackward0", lambda g: (g.reshape(src),))
+    return _view(self, out, "ViewBackward0", lambda g: (g.reshape(src),))
 
 
 def _view_dtype(self: Tensor, dt: D.dtype) -> Tensor:
@@ -233,11 +247,10 @@ def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
     """Same data, new shape: a view when the strides allow it, otherwise a (contiguous) copy."""
     arr = input._data
     new = _infer_size(_sizes((shape,)), arr.size)
-    stride = _compute_stride(arr.shape, input.stride(), new)
+    out = _reshaped_view(input, new)
     src = arr.shape
-    if stride is not None:
-        return _view(input, _as_shape(input, new, stride), "ViewBackward0",
-                     lambda g: (g.reshape(src),))
+    if out is not None:
+        return _view(input, out, "ViewBackward0", lambda g: (g.reshape(src),))
     return _copy(input, arr.reshape(new), "UnsafeViewBackward0", lambda g: (g.reshape(src),))
 
 
@@ -299,7 +312,7 @@ tensor_method("ravel")(ravel)
 def _is_dense(shape: Sequence[int], stride: Sequence[int]) -> bool:
     """Non-overlapping and dense: some permutation of the dims is contiguous."""
     expected = 1
-    for st, n in sorted((st, n) for n, st in zip(shape, stride) if n != 1):
+    for st, n in sorted((st, n) for n, st in zip(shape, stride, strict=False) if n != 1):
         if st != expected:
             return False
         expected *= n
@@ -316,6 +329,23 @@ def _looks_channels_last(shape: Sequence[int], stride: Sequence[int]) -> bool:
             return False
         lowest = stride[d] * (shape[d] if shape[d] > 1 else 1)
     return True
+
+
+def _byte_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
+    return tuple(s * itemsize for s in _contiguous_strides(shape))
+
+
+def _empty_preserving(t: Tensor) -> Any:
+    """New memory laid out like ``t`` (torch's ``preserve_format``): a dense tensor keeps its exact
+    strides (a transposed tensor stays transposed); others become channels_last or contiguous."""
+    arr, stride = t._data, t.stride()
+    xp = xp_for(t._device)
+    if _is_dense(arr.shape, stride) and arr.size:
+        return restride(xp.empty(arr.size, arr.dtype), arr.shape, stride)
+    if _looks_channels_last(arr.shape, stride):
+        n, c, h, w = arr.shape
+        return xp.empty((n, h, w, c), arr.dtype).transpose(0, 3, 1, 2)
+    return xp.empty(arr.shape, arr.dtype)
 
 
 def _channels_last_copy(arr: Any) -> Any:
@@ -336,18 +366,11 @@ def clone(input: Tensor, *, memory_format: Any = preserve_format) -> Tensor:
     elif memory_format is contiguous_format or memory_format is None:
         out = arr.copy()
     elif memory_format is preserve_format:
-        stride = input.stride()
-        if arr.flags.c_contiguous or arr.size == 0:
+        if arr.flags.c_contiguous and arr.strides == _byte_strides(arr.shape, arr.itemsize):
             out = arr.copy()
-            if arr.size and out.strides != arr.strides:  # only size-1 dims differ
-                out = restride(out, arr.shape, stride)
-        elif _is_dense(arr.shape, stride):
-            out = restride(xp_for(input._device).empty(arr.size, arr.dtype), arr.shape, stride)
-            out[...] = arr
-        elif _looks_channels_last(arr.shape, stride):
-            out = _channels_last_copy(arr)
         else:
-            out = arr.copy()
+            out = _empty_preserving(input)
+            out[...] = arr
     else:
         raise RuntimeError(f"unsupported memory format {memory_format}")
     return _copy(input, out, "CloneBackward0", lambda g: (g,))
@@ -494,12 +517,12 @@ def repeat(self: Tensor, *sizes: Any) -> Tensor:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
     padded = (1,) * (len(reps) - arr.ndim) + arr.shape
-    out_shape = tuple(r * s for r, s in zip(reps, padded))
+    out_shape = tuple(r * s for r, s in zip(reps, padded, strict=False))
     if any(s < 0 for s in out_shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension "
                            f"{min(out_shape)}: {list(out_shape)}")
     # Interleave (r0, s0, r1, s1, ...): broadcasting the input over the r axes is the tiling.
-    pairs = tuple(x for rs in zip(reps, padded) for x in rs)
+    pairs = tuple(x for rs in zip(reps, padded, strict=False) for x in rs)
     ones = tuple(x for s in padded for x in (1, s))
     out = xp_for(self._device).empty(out_shape, arr.dtype)
     out.reshape(pairs)[...] = arr.reshape(ones)
@@ -661,7 +684,7 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     if len(set(wd)) != len(wd):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
     order = [-1] * nd
-    for s, d in zip(ws, wd):
+    for s, d in zip(ws, wd, strict=False):
         order[d] = s
     rest = iter(d for d in range(nd) if d not in ws)
     order = [o if o != -1 else next(rest) for o in order]
@@ -874,7 +897,7 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
         return _pieces(input, d, [q + 1] * r + [q] * (ios - r))
     bounds = [0] + [min(max(i + n if i < 0 else i, 0), n) for i in ios] + [n]
     out = []
-    for a, b in zip(bounds[:-1], bounds[1:]):
+    for a, b in zip(bounds[:-1], bounds[1:], strict=False):
         out.append(_narrow(input, d, a, max(b - a, 0), "SliceBackward0"))
     return tuple(out)
 
@@ -917,13 +940,6 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 tensor_method("diagonal")(diagonal)
 
 
-def _extent(size: Sequence[int], stride: Sequence[int], offset: int) -> int:
-    """How many storage elements a geometry needs (0 when it has no elements)."""
-    if 0 in size:
-        return 0
-    return offset + builtins.sum((n - 1) * s for n, s in zip(size, stride)) + 1
-
-
 def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
                storage_offset: int | None = None) -> Tensor:
     """A view with any size/stride/offset **into the storage** (not just into ``input``).
@@ -934,7 +950,7 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
     """
     size, stride = _sizes((size,)), _sizes((stride,))
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
                            f"strides: {list(stride)}")
@@ -947,7 +963,7 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
     res = make_view(input, strided_view(input._data, size, stride, off))
     if needs_grad(input):
         geometry = (input._data.shape, input.stride(), _storage_offset(input))
-        n = max(_extent(size, stride, off), _extent(*geometry))
+        n = max(extent(size, stride, off), extent(*geometry))
 
         def backward(g: Tensor) -> tuple:
             storage = _grad_into_zeros(g, (n,), lambda z: as_strided(z, size, stride, off),
@@ -1035,13 +1051,16 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -
         if len(shape) != len(ref):
             raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} "
                                f"and {len(shape)}")
-        for k, (a, b) in enumerate(zip(ref, shape)):
+        for k, (a, b) in enumerate(zip(ref, shape, strict=False)):
             if k != d and a != b:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
                                    f"Expected size {a} but got size {b} for tensor number {i} "
                                    "in the list.")
     xp = xp_for(dev)
-    arr = xp.concatenate([x._data for _, x in parts], axis=d, dtype=dt.np)
+    shape = list(ref)
+    shape[d] = builtins.sum(x._data.shape[d] for _, x in parts)
+    arr = xp.empty(tuple(shape), dt.np)  # row-major result, whatever the inputs' layouts
+    xp.concatenate([x._data for _, x in parts], axis=d, out=arr)
     res = wrap(arr, dev)
     if needs_grad(*tensors):
         sizes = [x._data.shape[d] for _, x in parts]
@@ -1050,7 +1069,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -
         def backward(g: Tensor) -> tuple:
             grads: list = [_zeros_like(x) if x._requires_grad else None for x in tensors]
             start = 0
-            for (i, x), n, xdt in zip(parts, sizes, dtypes):
+            for (i, x), n, xdt in zip(parts, sizes, dtypes, strict=False):
                 if x._requires_grad:
                     piece = narrow(g, d, start, n)
                     grads[i] = piece if xdt is dt else piece.to(xdt)
@@ -1082,7 +1101,10 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
     d = wrap_dim(dim, len(ref) + 1)
     dev = check_same_device(*tensors)
     dt = _result_dtype(tensors)
-    res = wrap(xp_for(dev).stack([x._data for x in tensors], axis=d, dtype=dt.np), dev)
+    xp = xp_for(dev)
+    arr = xp.empty(ref[:d] + (len(tensors),) + ref[d:], dt.np)
+    xp.stack([x._data for x in tensors], axis=d, out=arr)
+    res = wrap(arr, dev)
     if needs_grad(*tensors):
         def backward(g: Tensor) -> tuple:
             return tuple((select(g, d, i) if x.dtype is dt else select(g, d, i).to(x.dtype))
@@ -1136,17 +1158,22 @@ def _flip_dims(dims: Any, nd: int) -> tuple[int, ...]:
     return out
 
 
-def flip(input: Tensor, dims: Any) -> Tensor:
-    """Reverse the order of elements along ``dims`` (a contiguous copy, like torch)."""
+def flip(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """Reverse the order of elements along ``dims`` (a copy: torch has no negative strides)."""
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not "
+                        f"{type(dims).__name__}")
     arr = input._data
     axes = _flip_dims(dims, arr.ndim)
     key = tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(arr.ndim))
-    return _copy(input, arr[key].copy(), "FlipBackward0", lambda g: (flip(g, axes),))
+    out = _empty_preserving(input)  # like torch, the result keeps the input's memory layout
+    out[...] = arr[key]
+    return _copy(input, out, "FlipBackward0", lambda g: (flip(g, axes),))
 
 
 @tensor_method("flip")
 def _flip_method(self: Tensor, *dims: Any) -> Tensor:
-    return flip(self, _dims_arg(dims))
+    return flip(self, tuple(_dims_arg(dims)))
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -1171,8 +1198,8 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     """Shift elements cyclically along ``dims`` (the tensor is flattened when ``dims`` is None)."""
     shifts_t = (shifts,) if isinstance(shifts, _int) else tuple(shifts)
     dims_t = () if dims is None else (dims,) if isinstance(dims, _int) else tuple(dims)
-    arr = input._data
     xp = xp_for(input._device)
+    arr = input._data if input._data.flags.c_contiguous else xp.ascontiguousarray(input._data)
     if not dims_t:
         if len(shifts_t) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts_t)}, "
@@ -1220,6 +1247,12 @@ tensor_method("rot90")(rot90)
 
 
 # ============================================================================ triangles, diagonals
+def _c_order(t: Tensor) -> Any:
+    """``t``'s array in row-major order (so NumPy's layout-following results are contiguous)."""
+    arr = t._data
+    return arr if arr.flags.c_contiguous else xp_for(t._device).ascontiguousarray(arr)
+
+
 def _check_matrix(input: Tensor, fn: str) -> None:
     if input._data.ndim < 2:
         raise RuntimeError(f"{fn}: input tensor must have at least 2 dimensions")
@@ -1228,7 +1261,7 @@ def _check_matrix(input: Tensor, fn: str) -> None:
 def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """Lower triangle of the last two dims (elements with col - row <= diagonal); rest zero."""
     _check_matrix(input, "tril")
-    res = _copy(input, xp_for(input._device).tril(input._data, diagonal), "TrilBackward0",
+    res = _copy(input, xp_for(input._device).tril(_c_order(input), diagonal), "TrilBackward0",
                 lambda g: (tril(g, diagonal),))
     return _to_out(res, out)
 
@@ -1236,7 +1269,7 @@ def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
 def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """Upper triangle of the last two dims (elements with col - row >= diagonal); rest zero."""
     _check_matrix(input, "triu")
-    res = _copy(input, xp_for(input._device).triu(input._data, diagonal), "TriuBackward0",
+    res = _copy(input, xp_for(input._device).triu(_c_order(input), diagonal), "TriuBackward0",
                 lambda g: (triu(g, diagonal),))
     return _to_out(res, out)
 
@@ -1414,9 +1447,24 @@ def fill_(input: Tensor, value: Any) -> Tensor:
                                f"with {value._data.ndim} dimensions.")
         inputs = (input, value)
         value = value.item()
+    _check_fits(value, input.dtype)
     v = scalar_array(value, input.dtype)
     return inplace(input, _full_array(input, v), "FillBackward0", inputs,
                    lambda g: (_zeros_like(g), g.sum()) if len(inputs) == 2 else (_zeros_like(g),))
+
+
+_C_TYPE = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+           "uint8": "uint8_t", "float16": "c10::Half"}
+
+
+def _check_fits(value: Any, dt: D.dtype) -> None:
+    """torch refuses to fill with a number the dtype cannot hold (no silent wrap-around)."""
+    if dt.name not in _C_TYPE or isinstance(value, (bool, complex)):
+        return
+    info = np.iinfo(dt.np) if dt._cat == D._INT else np.finfo(dt.np)
+    if value == value and abs(value) != float("inf") and not info.min <= value <= info.max:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPE[dt.name]} without "
+                           "overflow")
 
 
 def zero_(input: Tensor) -> Tensor:

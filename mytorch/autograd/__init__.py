@@ -1,20 +1,31 @@
 """mytorch.autograd: the graph recorded by operations, and the backward pass over it.
 
-* ``graph.py``   — nodes (``grad_fn``) and how ops record themselves
-* ``engine.py``  — the non-recursive backward pass
-* ``grad_mode.py`` — no_grad, enable_grad, set_grad_enabled, inference_mode
+* ``graph.py``        — nodes (``grad_fn``) and how ops record themselves
+* ``engine.py``       — the non-recursive backward pass
+* ``grad_mode.py``    — no_grad, enable_grad, set_grad_enabled, inference_mode
+* ``function.py``     — custom operations: ``autograd.Function`` with ``ctx``
+* ``gradcheck.py``    — gradcheck / gradgradcheck: autograd against finite differences
+* ``anomaly_mode.py`` — detect_anomaly: find the forward op whose backward produced NaN
 """
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .engine import run_backward
+from . import graph
+from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, \
+    set_detect_anomaly
+from .engine import _accumulate_leaf, run_backward
+from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                         no_grad, set_grad_enabled)
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "is_inference_mode_enabled", "Node"]
+           "is_grad_enabled", "is_inference_mode_enabled", "Node", "Function", "FunctionCtx",
+           "once_differentiable", "gradcheck", "gradgradcheck", "GradcheckError",
+           "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled", "graph"]
 
 
 def _as_list(x: Any) -> list:
@@ -28,6 +39,7 @@ def _as_list(x: Any) -> list:
 
 
 def _make_grads(outputs: list, grad_outputs: list) -> list:
+    """One gradient per output: the given one (checked), or 1 for a scalar output."""
     from .._creation import ones_like
 
     grads = []
@@ -47,23 +59,30 @@ def _make_grads(outputs: list, grad_outputs: list) -> list:
     return grads
 
 
+def _check_roots(outs: list) -> None:
+    for i, t in enumerate(outs):
+        if not t._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
+                               "grad_fn")
+
+
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs: Sequence | None = None) -> None:
-    """Compute gradients of ``tensors`` and accumulate them into the leaves' ``.grad``."""
+    """Compute gradients of ``tensors`` and accumulate them into the leaves' ``.grad``.
+
+    ``inputs`` restricts the accumulation to those tensors (their ``.grad`` only).
+    """
     outs = _as_list(tensors)
-    for t in outs:
-        if not t.requires_grad:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have a "
-                               "grad_fn")
+    _check_roots(outs)
     grads = _make_grads(outs, _as_list(grad_tensors))
     if retain_graph is None:
         retain_graph = create_graph
-    if inputs:
-        res = run_backward(outs, grads, retain_graph, create_graph, inputs=_as_list(inputs),
-                           allow_unused=True)
-        from .engine import _accumulate_leaf
-
-        for t, g in zip(_as_list(inputs), res or ()):
+    if inputs is not None:
+        ins = _as_list(inputs)
+        if not ins:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        res = run_backward(outs, grads, retain_graph, create_graph, inputs=ins, allow_unused=True)
+        for t, g in zip(ins, res or ()):
             if g is not None:
                 _accumulate_leaf(t, g, create_graph)
         return
@@ -71,15 +90,22 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool | None = None,
-         materialize_grads: bool = False) -> tuple:
-    """Return d(outputs)/d(inputs) without touching any ``.grad``."""
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
+    """Return d(outputs)/d(inputs) without touching any ``.grad``.
+
+    ``create_graph=True`` records the backward pass itself, so the result can be differentiated
+    again (higher-order derivatives); ``allow_unused=True`` returns None for an input the outputs
+    do not depend on instead of raising.
+    """
+    if is_grads_batched:
+        raise NotImplementedError("mytorch.autograd.grad does not support is_grads_batched=True")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True,"
+                         " but got: allow_unused=False.")
     outs = _as_list(outputs)
     ins = _as_list(inputs)
-    for t in outs:
-        if not t.requires_grad:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have a "
-                               "grad_fn")
+    _check_roots(outs)
     grads = _make_grads(outs, _as_list(grad_outputs))
     if retain_graph is None:
         retain_graph = create_graph

@@ -4,21 +4,67 @@
 2. Start from the roots; a node runs once all gradients flowing into it have arrived
    (its count drops to zero), so each node runs exactly once, in topological order.
 3. Unless ``retain_graph``, each node frees its closure (and the tensors it saved) after running.
+
+Everything uses explicit stacks and dictionaries, never recursion, so a chain of 10,000 operations
+back-propagates as easily as a chain of 10.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+import warnings
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .grad_mode import STATE
-from .graph import AccumulateGrad, Node, _anomaly
+from .graph import AccumulateGrad, Node, _anomaly, edge
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
 
 
-def _accumulate(buffers: dict, node: Node, grad: "Tensor") -> None:
-    prev = buffers.get(node)
-    buffers[node] = grad if prev is None else prev + grad
+def _accumulate(buffers: dict, node: Node, nr: int, grad: "Tensor") -> None:
+    """Add ``grad`` to what has arrived so far for output ``nr`` of ``node``."""
+    if node.num_outputs == 1:
+        prev = buffers.get(node)
+        buffers[node] = grad if prev is None else prev + grad
+        return
+    slots = buffers.get(node)
+    if slots is None:
+        slots = buffers[node] = [None] * node.num_outputs
+    slots[nr] = grad if slots[nr] is None else slots[nr] + grad
+
+
+def _count_dependencies(roots: list[Node]) -> dict[Node, int]:
+    """For every node reachable from ``roots``: how many edges lead into it (iterative DFS)."""
+    deps: dict[Node, int] = dict.fromkeys(roots, 0)
+    stack = list(deps)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                stack.append(nxt)
+    return deps
+
+
+def _needed_nodes(deps: dict[Node, int], targets: set[Node]) -> set[Node]:
+    """The nodes from which some target can be reached: only these must run for autograd.grad."""
+    parents: dict[Node, list[Node]] = {}
+    for node in deps:
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                parents.setdefault(nxt, []).append(node)
+    needed: set[Node] = set()
+    stack = [t for t in targets if t in deps]
+    while stack:
+        node = stack.pop()
+        for p in parents.get(node, ()):
+            if p not in needed:
+                needed.add(p)
+                stack.append(p)
+    return needed
 
 
 def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_graph: bool,
@@ -27,43 +73,25 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
     """Back-propagate ``grads`` from ``roots``.
 
     With ``inputs`` given (``autograd.grad``), gradients are returned for those tensors instead of
-    being accumulated into ``.grad``.
+    being accumulated into ``.grad``, and only the part of the graph that leads to them runs.
     """
-    from .graph import accumulate_node
-
-    # Targets whose gradient autograd.grad must capture, keyed by node.
-    capture: dict[Node, int] = {}
-    results: list = []
+    capture: dict[tuple, list[int]] = {}   # (node, output_nr) -> indices into ``inputs``
     if inputs is not None:
         for i, t in enumerate(inputs):
             if not t._requires_grad:
-                raise RuntimeError(f"One of the differentiated Tensors (#{i}) does not require grad")
-            node = t.grad_fn if t.grad_fn is not None else accumulate_node(t)
-            capture[node] = i
-        results = [None] * len(inputs)
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            capture.setdefault(edge(t), []).append(i)
 
-    # 1. dependency counts over the reachable graph (iterative DFS)
-    deps: dict[Node, int] = {}
-    stack: list[Node] = []
-    buffers: dict[Node, "Tensor"] = {}
+    buffers: dict[Node, Any] = {}
+    root_nodes = []
     for t, g in zip(roots, grads):
-        node = t.grad_fn if t.grad_fn is not None else accumulate_node(t)
-        if node not in deps:
-            deps[node] = 0
-            stack.append(node)
-        _accumulate(buffers, node, g)
-    seen = set(deps)
-    while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
-            if nxt is None:
-                continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
+        node, nr = edge(t)
+        root_nodes.append(node)
+        _accumulate(buffers, node, nr, g)
+    deps = _count_dependencies(root_nodes)
+    needed = _needed_nodes(deps, {n for n, _ in capture}) if inputs is not None else None
+    results: list = [None] * (len(inputs) if inputs is not None else 0)
 
-    # 2. run nodes whose inputs are complete
     ready = [n for n in deps if deps[n] == 0]
     prev_mode = STATE.enabled
     STATE.enabled = create_graph
@@ -71,41 +99,33 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
         while ready:
             node = ready.pop()
             grad = buffers.pop(node, None)
-            if node._pre_hooks and grad is not None:
-                for hook in list(node._pre_hooks):
-                    new = hook(grad)
-                    if new is not None:
-                        grad = new
-            if node._retained is not None and grad is not None:
-                t = node._retained()
-                if t is not None:
-                    g = grad if create_graph else grad.detach()
-                    t.grad = g if t.grad is None else t.grad + g
-            if node in capture and grad is not None:
-                results[capture[node]] = grad
-                if isinstance(node, AccumulateGrad):
-                    continue
+            if (node._pre_hooks or node._retained is not None) and grad is not None \
+                    and node.num_outputs == 1:
+                grad = _before_node(node, grad, create_graph)
+            if capture:
+                _capture(capture, node, grad, results)
             if isinstance(node, AccumulateGrad):
                 if inputs is None and grad is not None:
                     _accumulate_leaf(node.variable, grad, create_graph)
                 continue
+            if needed is not None and node not in needed:
+                grad = None  # nothing we want lies behind this node: don't run it
+            elif grad is not None and node.num_outputs > 1 and all(x is None for x in grad):
+                grad = None
             if grad is None:
                 grad_inputs: Sequence = (None,) * len(node.next_functions)
-            else:
+            elif node._hooks or _anomaly.enabled:
+                grad_inputs = _run_node(node, grad)
+            else:  # the common case, inlined
                 node._check_saved()
                 grad_inputs = node._backward(grad)  # type: ignore[misc]
-                if _anomaly.enabled and _anomaly.check_nan:
-                    _check_nan(node, grad_inputs)
-                if node._hooks:
-                    for hook in list(node._hooks):
-                        hook(tuple(grad_inputs), (grad,))
-            if not retain_graph:
-                node._release()
-            for (nxt, _), g in zip(node.next_functions, grad_inputs):
+                if not retain_graph:
+                    node._release()
+            for (nxt, nr), g in zip(node.next_functions, grad_inputs):
                 if nxt is None:
                     continue
                 if g is not None:
-                    _accumulate(buffers, nxt, g)
+                    _accumulate(buffers, nxt, nr, g)
                 deps[nxt] -= 1
                 if deps[nxt] == 0:
                     ready.append(nxt)
@@ -118,32 +138,90 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
         for i, r in enumerate(results):
             if r is None:
                 raise RuntimeError(
-                    f"One of the differentiated Tensors (#{i}) appears to not have been used in the "
+                    f"The differentiated Tensor at index {i} appears to not have been used in the "
                     "graph. Set allow_unused=True if this is the desired behavior.")
     return tuple(results)
 
 
+def _before_node(node: Node, grad: "Tensor", create_graph: bool) -> "Tensor":
+    """Tensor hooks of the node's output run first; then ``retain_grad`` keeps the result."""
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks):
+            new = hook(grad)
+            if new is not None:
+                grad = new
+    if node._retained is not None:
+        t = node._retained()
+        if t is not None:
+            g = grad if create_graph else grad.detach()
+            t._grad = g if t._grad is None else t._grad + g
+    return grad
+
+
+def _capture(capture: dict, node: Node, grad: Any, results: list) -> None:
+    """Store the gradient of each ``autograd.grad`` input that this node produced."""
+    for nr in range(node.num_outputs):
+        idx = capture.get((node, nr))
+        if idx is None:
+            continue
+        g = grad if node.num_outputs == 1 else (grad[nr] if grad is not None else None)
+        for i in idx:
+            results[i] = g
+
+
+def _run_node(node: Node, grad: Any) -> Sequence:
+    """Call ``node``'s backward, with anomaly mode's checks and forward traceback around it."""
+    node._check_saved()
+    if not _anomaly.enabled:
+        grad_inputs = node._backward(grad)  # type: ignore[misc]
+    else:
+        try:
+            grad_inputs = node._backward(grad)  # type: ignore[misc]
+            if _anomaly.check_nan:
+                _check_nan(node, grad_inputs)
+        except Exception:
+            _warn_forward_trace(node)
+            raise
+    if node._hooks:
+        outs = (grad,) if node.num_outputs == 1 else tuple(grad)
+        for hook in list(node._hooks):
+            hook(tuple(grad_inputs), outs)
+    return grad_inputs
+
+
 def _accumulate_leaf(t: "Tensor", grad: "Tensor", create_graph: bool) -> None:
+    """Add ``grad`` into leaf ``t``'s ``.grad`` (after the leaf's hooks), like AccumulateGrad."""
     if t._leaf_hooks:
         for hook in list(t._leaf_hooks):
             new = hook(grad)
             if new is not None:
                 grad = new
-    if not create_graph:
-        grad = grad.detach()
-    if t.grad is None:
-        # Like torch: a fresh tensor so later in-place changes of grad don't alias the graph.
-        t.grad = grad if create_graph else grad.clone()
-    elif create_graph:
-        t.grad = t.grad + grad
+    if grad._data.dtype != t._data.dtype:
+        grad = grad.to(t.dtype)
+    if t._grad is None:
+        # A fresh tensor, so that changing .grad later cannot alter a tensor of the graph.
+        t._grad = grad if create_graph else grad.detach().clone()
+    elif create_graph or t._grad._requires_grad:
+        t._grad = t._grad + grad
     else:
-        t.grad._data = t.grad._data + grad._data  # in-place accumulate keeps the same Tensor
+        acc = t._grad
+        try:
+            acc._data += grad._data  # in place: the same .grad tensor keeps accumulating
+        except ValueError:  # read-only or broadcast memory: replace the array instead
+            acc._data = acc._data + grad._data
+        acc._vc.value += 1
 
 
 def _check_nan(node: Node, grads: Sequence) -> None:
-    for g in grads:
-        if g is not None and g.dtype.is_floating_point and bool(g.isnan().any()):
-            where = "".join(node._trace or ["(no forward trace recorded)\n"])
-            raise RuntimeError(
-                f"Function '{node.name()}' returned nan values in its 0th output.\n"
-                f"The forward call that created it was:\n{where}")
+    for i, g in enumerate(grads):
+        if g is not None and g._data.dtype.kind in "fc" and bool(g.isnan().any()):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+
+
+def _warn_forward_trace(node: Node) -> None:
+    """Anomaly mode: say which forward call created the node whose backward failed."""
+    trace = "".join(node._trace) if node._trace else \
+        "No forward pass information available. Enable detect anomaly during forward pass for " \
+        "more information.\n"
+    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the "
+                  f"error:\n{trace}", UserWarning, stacklevel=4)

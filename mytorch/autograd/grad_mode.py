@@ -60,7 +60,16 @@ class _GradMode:
         return wrapper  # type: ignore[return-value]
 
 
-class no_grad(_GradMode):
+class _NoParamMode(_GradMode):
+    """A mode that also works as a bare decorator: ``@no_grad`` as well as ``@no_grad()``."""
+
+    def __new__(cls, orig_func: Callable | None = None) -> Any:
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamMode):
     """Do not record operations: for evaluation, and for updating weights by hand."""
 
     def __init__(self) -> None:
@@ -71,7 +80,7 @@ class no_grad(_GradMode):
         super().__enter__()
 
 
-class enable_grad(_GradMode):
+class enable_grad(_NoParamMode):
     """Record operations again inside a ``no_grad`` block."""
 
     def __init__(self) -> None:
@@ -93,5 +102,12 @@ class set_grad_enabled(_GradMode):
 class inference_mode(_GradMode):
     """Like no_grad, and tensors made inside can never join a graph later (the old ``volatile``)."""
 
-    def __init__(self, mode: bool = True) -> None:
-        self._target = (not mode, bool(mode))
+    def __new__(cls, mode: Any = True) -> Any:
+        if callable(mode):  # used as a bare decorator: @inference_mode
+            return cls(True)(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: Any = True) -> None:
+        if callable(mode):
+            mode = True
+        self._target = (not mode, bool(mode)) if mode else (STATE.enabled, False)

@@ -1,1 +1,3 @@
 """mytorch.utils: hooks handles now; data loading and checkpointing in later chapters."""
+
+from . import checkpoint  # noqa: E402,F401  (torch.utils.checkpoint without a separate import)

@@ -1,0 +1,62 @@
+"""``make check``: students run the visible tests of their own ``exercises/`` files.
+
+Same sandbox, same recorders and the same comparison as ``make grade``, so a visible test gets the
+same verdict in both; only the hidden tests are left out and there is no reference run (each check
+is judged against the expected value computed in the student's own run).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bookkit.grader.protocol import Reference, TestResult, judge
+from bookkit.grader.regions import RegionError, build_program
+from bookkit.grader.report import _LABELS
+from bookkit.grader.sandbox import Limits, run_all
+from bookkit.grader.submissions import read_submission
+from bookkit.notebook import read_notebook
+
+
+def check_file(root: Path, path: Path, limits: Limits) -> tuple[list[TestResult], str]:
+    """The visible-test verdicts of one student file, and a file-level problem ('' when none)."""
+    solutions = root / "solutions" / (path.stem + ".md")
+    program = build_program(read_notebook(solutions if solutions.is_file() else path))
+    sub = read_submission(path)
+    if sub.status != "ok":
+        return [TestResult(t.id, t.points, sub.status, sub.message) for t in program.tests], sub.message
+    try:
+        cells = program.assemble(list(sub.regions))
+    except RegionError as exc:
+        message = f"{exc}: keep the '### BEGIN SOLUTION' / '### END SOLUTION' lines"
+        return [TestResult(t.id, t.points, "invalid", message) for t in program.tests], message
+    run = run_all(root, cells, seed=0, hidden=False, limits=limits)
+    own = Reference(run.ends, unstable={(cell, n) for cell, end in run.ends.items()
+                                        for n in range(len(end.get("checks") or []))})
+    return judge(program, own, run, hidden=False), ""
+
+
+def table(rows: list[tuple[str, TestResult]]) -> str:
+    """A plain-text verdict table with a points total."""
+    lines = [("练习 / exercise", "测试 / test", "分 / pts", "结果 / verdict")]
+    for name, t in rows:
+        verdict = _LABELS.get(t.status, t.status)
+        if t.status != "passed" and t.message:
+            verdict += f": {t.message[:90]}"
+        lines.append((name, t.id, f"{t.points}/{t.max_points}", verdict))
+    widths = [max(len(r[i]) for r in lines) for i in range(3)]
+    text = ["  ".join(r[i].ljust(widths[i]) for i in range(3)) + "  " + r[3] for r in lines]
+    text.insert(1, "-" * (sum(widths) + 20))
+    text.append(f"总分 / total: {sum(t.points for _, t in rows)}/{sum(t.max_points for _, t in rows)}")
+    return "\n".join(text)
+
+
+def visible_lines(t: TestResult) -> list[str]:
+    """The failed visible checks of a test, expected vs got, for the terminal."""
+    out = []
+    for line in t.visible:
+        if not line.ok:
+            out += [f"  ✗ {line.what_zh} / {line.what_en}: {line.why}",
+                    f"      期望 / expected: {line.expected}", f"      得到 / got:      {line.got}"]
+    if t.error:
+        out.append(f"  ✗ {t.error}")
+    return out

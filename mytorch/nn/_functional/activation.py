@@ -1,0 +1,275 @@
+"""Activation functions: ``leaky_relu``, ``prelu``, ``elu``, ``gelu``, ``silu``, ``softplus``,
+``hardtanh``, ``relu6`` and the normalising ``softmax`` / ``log_softmax`` / ``softmin``.
+
+Each element-wise activation computes its forward pass with one or two array calls and records a
+single autograd node whose backward is written with Tensor ops (so ``create_graph`` works).
+``inplace=True`` variants reuse the out-of-place function through ``pointwise._inplace_version``:
+the op runs on a snapshot of the old value, which keeps the gradient correct.
+
+``softmax`` subtracts the row maximum before ``exp`` (``softmax(x) == softmax(x - c)``) so that
+large logits do not overflow; ``log_softmax`` is ``x - max - log(sum(exp(x - max)))``, which stays
+finite where ``log(softmax(x))`` would give ``-inf``.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ... import _dtype as D
+from ..._ops import pointwise as _pw
+from ..._ops._operands import wrap_dim
+from ..._ops.indexing import where
+from ..._tensor import Tensor, wrap
+from ...autograd.graph import needs_grad, record
+
+__all__ = ["leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "gelu", "silu", "softplus",
+           "hardtanh", "hardtanh_", "relu6", "softmax", "log_softmax", "softmin", "sigmoid", "tanh"]
+
+sigmoid = _pw.sigmoid
+tanh = _pw.tanh
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_GELU_C = 0.044715
+
+
+def _require_float(input: Tensor, kernel: str) -> Any:
+    """The input's array; torch has no integer kernels for these activations."""
+    x = input._data
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_pw._cap(input.dtype)}\'')
+    return x
+
+
+def _unary(input: Tensor, y: Any, node: str, derivative: Callable[[Tensor], Tensor]) -> Tensor:
+    """Wrap the result array ``y``; record ``grad = derivative(g)`` when autograd needs it."""
+    res = wrap(y, input._device)
+    if needs_grad(input):
+        record(node, res, (input,), lambda g: (derivative(g),), saved=(input,))
+    return res
+
+
+def _mask(arr: Any, like: Tensor) -> Tensor:
+    """A constant tensor (no autograd) from a boolean/float array, for use in backward."""
+    return wrap(arr.astype(like._data.dtype), like._device)
+
+
+# ----------------------------------------------------------------------------- ReLU family
+def _leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    x = _require_float(input, "leaky_relu_cpu")
+    pos = x > 0
+    slope = np.where(pos, 1, negative_slope).astype(x.dtype)
+    return _unary(input, x * slope, "LeakyReluBackward0", lambda g: g * _mask(slope, g))
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` for ``x > 0``, else ``negative_slope * x``: a ReLU whose negative side still learns."""
+    return _leaky_inplace(input, negative_slope) if inplace else _leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place :func:`leaky_relu`."""
+    return _leaky_inplace(input, negative_slope)
+
+
+_leaky_inplace = _pw._inplace_version(_leaky_relu)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """Leaky ReLU with a *learned* slope: one per channel (dim 1), or one shared slope."""
+    _require_float(input, "prelu_cpu")
+    n = weight.numel()
+    channels = input.shape[1] if input.dim() >= 2 else 1
+    if n != 1 and n != channels:
+        raise RuntimeError("Mismatch of parameter numbers and input channel size. Found parameter "
+                           f"numbers = {n} and channel size = {channels}.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.dim()}")
+    if n == 1 or input.dim() < 2:
+        w = weight.reshape(())
+    else:
+        w = weight.reshape((1, n) + (1,) * (input.dim() - 2))
+    return where(input > 0, input, w * input)
+
+
+def _hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    x = _require_float(input, "hardtanh_cpu")
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    inside = (x > min_val) & (x < max_val)
+    y = np.clip(x, x.dtype.type(min_val), x.dtype.type(max_val))
+    return _unary(input, y, "HardtanhBackward0", lambda g: g * _mask(inside, g))
+
+
+_hardtanh_inplace = _pw._inplace_version(_hardtanh)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    """Clamp to ``[min_val, max_val]``; gradient 1 strictly inside, 0 outside and on the edges."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return (_hardtanh_inplace if inplace else _hardtanh)(input, min_val, max_val)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """In-place :func:`hardtanh`."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(x, 0), 6)``: a ReLU capped at 6 (``hardtanh(x, 0, 6)``)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+# ----------------------------------------------------------------------------- smooth ones
+def _elu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    x = _require_float(input, "elu_cpu")
+    pos = x > 0
+    with _pw._quiet():
+        y = np.where(pos, x, alpha * np.expm1(x)).astype(x.dtype)
+    res = wrap(y, input._device)
+    if needs_grad(input):
+        keep = wrap(pos, input._device)
+        # d/dx alpha * (e^x - 1) = alpha * e^x, written with the input so it can be differentiated
+        record("EluBackward0", res, (input,),
+               lambda g: (where(keep, g, g * alpha * input.exp()),), saved=(input,))
+    return res
+
+
+_elu_inplace = _pw._inplace_version(_elu)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` for ``x > 0``, else ``alpha * (exp(x) - 1)``: smooth, saturating at ``-alpha``."""
+    return (_elu_inplace if inplace else _elu)(input, alpha)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place :func:`elu`."""
+    return _elu_inplace(input, alpha)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``x * Φ(x)`` (Φ = the standard normal CDF); ``approximate='tanh'`` is GPT-2's formula."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    x = _require_float(input, "GeluKernelImpl")
+    if approximate == "none":
+        cdf = 0.5 * (1.0 + _pw._erf_array(x * x.dtype.type(_SQRT_HALF)))
+        y = x * cdf
+
+        def derivative(g: Tensor) -> Tensor:
+            pdf = (input * input * -0.5).exp() * _INV_SQRT_2PI
+            return g * (0.5 * (1 + (input * _SQRT_HALF).erf()) + input * pdf)
+    else:
+        t = np.tanh(_SQRT_2_OVER_PI * (x + _GELU_C * x * x * x))
+        y = (0.5 * x * (1.0 + t)).astype(x.dtype)
+
+        def derivative(g: Tensor) -> Tensor:
+            th = ((input + input.pow(3) * _GELU_C) * _SQRT_2_OVER_PI).tanh()
+            inner = (1 + input * input * (3 * _GELU_C)) * _SQRT_2_OVER_PI
+            return g * (0.5 * (1 + th) + 0.5 * input * (1 - th * th) * inner)
+    return _unary(input, y.astype(x.dtype, copy=False), "GeluBackward0", derivative)
+
+
+def _silu(input: Tensor) -> Tensor:
+    x = _require_float(input, "silu_cpu")
+    y = x * _pw._sigmoid_array(x)
+
+    def derivative(g: Tensor) -> Tensor:
+        s = input.sigmoid()
+        return g * s * (1 + input * (1 - s))
+
+    return _unary(input, y, "SiluBackward0", derivative)
+
+
+_silu_inplace = _pw._inplace_version(_silu)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)`` (a.k.a. swish)."""
+    return (_silu_inplace if inplace else _silu)(input)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, a smooth ReLU; linear where ``beta * x > threshold``."""
+    x = _require_float(input, "softplus_cpu")
+    bx = x * x.dtype.type(beta)
+    linear = bx > threshold
+    with _pw._quiet():
+        y = np.where(linear, x, np.log1p(np.exp(bx)) / x.dtype.type(beta)).astype(x.dtype)
+    keep = wrap(linear, input._device)
+    return _unary(input, y, "SoftplusBackward0",
+                  lambda g: where(keep, g, g * (input * beta).sigmoid()))
+
+
+# ----------------------------------------------------------------------------- softmax family
+def _softmax_dim(name: str, ndim: int) -> int:
+    """torch's legacy guess when ``dim`` is not given (with its deprecation warning)."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                  "include dim=X as an argument.", UserWarning, stacklevel=4)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_input(name: str, input: Tensor, dim: int | None, dtype: Any) -> tuple[Tensor, int]:
+    if dim is None:
+        dim = _softmax_dim(name, input.dim())
+    d = wrap_dim(dim, input.dim())
+    if dtype is not None:
+        input = input.to(D.to_dtype(dtype))
+    if input._data.dtype.kind != "f":
+        last = "lastdim_" if d == input.dim() - 1 or input.dim() == 0 else ""
+        raise NotImplementedError(f'"{name}_{last}kernel_impl" not implemented for '
+                                  f"'{_pw._cap(input.dtype)}'")
+    return input, d
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: Any = None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim``: each slice becomes a probability distribution."""
+    input, d = _softmax_input("softmax", input, dim, dtype)
+    x = input._data
+    with _pw._quiet():
+        e = np.exp(x - x.max(axis=d, keepdims=True)) if x.ndim else np.exp(x - x)
+        y = e / e.sum(axis=d, keepdims=True) if x.ndim else e
+    res = wrap(y, input._device)
+    if needs_grad(input):
+        record("SoftmaxBackward0", res, (input,),
+               lambda g: (res * (g - (g * res).sum(d, keepdim=True)),), saved=(res,))
+    return res
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype: Any = None) -> Tensor:
+    """``log(softmax(x))`` computed stably as ``x - logsumexp(x)``."""
+    input, d = _softmax_input("log_softmax", input, dim, dtype)
+    x = input._data
+    with _pw._quiet():
+        if x.ndim:
+            shifted = x - x.max(axis=d, keepdims=True)
+            y = shifted - np.log(np.exp(shifted).sum(axis=d, keepdims=True))
+        else:
+            y = x - x
+    res = wrap(y, input._device)
+    if needs_grad(input):
+        record("LogSoftmaxBackward0", res, (input,),
+               lambda g: (g - res.exp() * g.sum(d, keepdim=True),), saved=(res,))
+    return res
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: Any = None) -> Tensor:
+    """``softmax(-x)``: small values get the large probabilities."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim())
+    if dtype is not None:
+        input = input.to(D.to_dtype(dtype))
+    return softmax(-input, dim)
+

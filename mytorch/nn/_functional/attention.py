@@ -1,0 +1,185 @@
+"""Attention: ``scaled_dot_product_attention`` and the multi-head wrapper behind
+``nn.MultiheadAttention``.
+
+``softmax(Q Kᵀ / √d + bias) V``: each query takes a weighted average of the values, weighted by
+how well it matches each key. Masks enter as ``bias``: ``-inf`` where attention is forbidden.
+
+Beware of the two mask conventions torch uses (a classic bug):
+
+* ``scaled_dot_product_attention(attn_mask=bool)``: ``True`` means *may attend*;
+* ``MultiheadAttention(attn_mask=bool, key_padding_mask=bool)``: ``True`` means *masked out*.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..._creation import ones, zeros
+from ..._ops.indexing import where
+from ..._ops.shape import cat
+from ..._tensor import Tensor
+from .activation import softmax
+from .dropout import dropout
+
+__all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
+
+_NEG_INF = float("-inf")
+
+
+def _safe_softmax(scores: Tensor) -> Tensor:
+    """Softmax over the last dim that gives 0 (not nan) for rows where every score is -inf."""
+    out = softmax(scores, -1)
+    dead = (scores == _NEG_INF).all(-1, keepdim=True)
+    return where(dead, 0.0, out) if bool(dead.any()) else out
+
+
+def _mask_to_bias(mask: Tensor, like: Tensor, true_means_masked: bool) -> Tensor:
+    """A float additive mask: boolean masks become 0 / -inf, float masks pass through."""
+    if mask.dtype.is_floating_point:
+        return mask
+    blocked = mask if true_means_masked else ~mask
+    return zeros(mask.shape, dtype=like.dtype, device=like.device).masked_fill(blocked, _NEG_INF)
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """``softmax(Q Kᵀ · scale + mask) V`` over the last two dims (``(…, L, E)``, ``(…, S, E)``).
+
+    A boolean ``attn_mask`` says where a query *may* attend; a float one is added to the scores.
+    ``is_causal`` forbids attending to later positions. ``scale`` defaults to ``1/√E``.
+    """
+    L, S = query.shape[-2], key.shape[-2]
+    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = query.matmul(key.transpose(-2, -1)) * factor
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                               "set when is_causal=True")
+        allowed = ones(L, S, dtype=query.dtype).tril().bool()
+        scores = scores.masked_fill(~allowed, _NEG_INF)
+    if attn_mask is not None:
+        scores = scores + _mask_to_bias(attn_mask, query, true_means_masked=False)
+    if enable_gqa:
+        groups = query.shape[-3] // key.shape[-3]
+        key = key.repeat_interleave(groups, -3)
+        value = value.repeat_interleave(groups, -3)
+        scores = query.matmul(key.transpose(-2, -1)) * factor
+    weights = _safe_softmax(scores)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return weights.matmul(value)
+
+
+def _linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    out = x.matmul(w.t())
+    return out if b is None else out + b
+
+
+def _in_projection(query: Tensor, key: Tensor, value: Tensor, in_proj_weight: Tensor | None,
+                   in_proj_bias: Tensor | None, separate: tuple) -> tuple:
+    """Project queries, keys and values: rows ``[0:E]``, ``[E:2E]``, ``[2E:3E]`` of the packed
+    ``in_proj_weight`` (or three separate matrices when key/value sizes differ)."""
+    if separate[0] is not None:
+        ws = separate
+    else:
+        ws = in_proj_weight.chunk(3)
+    bs = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+    return tuple(_linear(x, w, b) for x, w, b in zip((query, key, value), ws, bs, strict=False))
+
+
+def _check_attn_mask(attn_mask: Tensor, tgt: int, src: int, bsz_heads: int) -> Tensor:
+    if attn_mask.dim() == 2:
+        if tuple(attn_mask.shape) != (tgt, src):
+            raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape!r}, but should "
+                               f"be {(tgt, src)}.")
+        return attn_mask.unsqueeze(0)
+    if attn_mask.dim() == 3:
+        if tuple(attn_mask.shape) != (bsz_heads, tgt, src):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape!r}, but should "
+                               f"be {(bsz_heads, tgt, src)}.")
+        return attn_mask
+    raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+
+
+def multi_head_attention_forward(
+        query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+        in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
+        bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor,
+        out_proj_bias: Tensor | None, training: bool = True,
+        key_padding_mask: Tensor | None = None, need_weights: bool = True,
+        attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False,
+        q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
+        v_proj_weight: Tensor | None = None, static_k: Any = None, static_v: Any = None,
+        average_attn_weights: bool = True, is_causal: bool = False) -> tuple:
+    """Multi-head attention on sequence-first inputs ``(L, N, E)`` (or unbatched ``(L, E)``).
+
+    Returns ``(output, weights)``; ``weights`` is ``(N, L, S)`` averaged over heads (or
+    ``(N, heads, L, S)``), or ``None`` when ``need_weights=False``.
+    """
+    batched = query.dim() == 3
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt, bsz, embed_dim = query.shape
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    head_dim = embed_dim // num_heads
+    separate = (q_proj_weight, k_proj_weight, v_proj_weight) if use_separate_proj_weight \
+        else (None, None, None)
+    q, k, v = _in_projection(query, key, value, in_proj_weight, in_proj_bias, separate)
+    if attn_mask is not None:
+        attn_mask = _check_attn_mask(_mask_to_bias(attn_mask, q, True), tgt, key.shape[0],
+                                     bsz * num_heads)
+    if key_padding_mask is not None:
+        key_padding_mask = _mask_to_bias(key_padding_mask, q, True)
+    if bias_k is not None and bias_v is not None:
+        k = cat([k, bias_k.repeat(1, bsz, 1)])
+        v = cat([v, bias_v.repeat(1, bsz, 1)])
+        attn_mask = _pad_last(attn_mask)
+        key_padding_mask = _pad_last(key_padding_mask)
+    q = q.reshape(tgt, bsz * num_heads, head_dim).transpose(0, 1)
+    k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    if add_zero_attn:
+        z = zeros(bsz * num_heads, 1, head_dim, dtype=q.dtype, device=q.device)
+        k, v = cat([k, z], dim=1), cat([v, z], dim=1)
+        attn_mask = _pad_last(attn_mask)
+        key_padding_mask = _pad_last(key_padding_mask)
+    src = k.shape[1]
+    if key_padding_mask is not None:
+        kpm = key_padding_mask.reshape(bsz, 1, 1, src).expand(-1, num_heads, -1, -1) \
+            .reshape(bsz * num_heads, 1, src)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+    if not training:
+        dropout_p = 0.0
+    scores = (q * math.sqrt(1.0 / head_dim)).matmul(k.transpose(-2, -1))
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    weights = softmax(scores, -1) if need_weights else _safe_softmax(scores)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    out = weights.matmul(v).transpose(0, 1).reshape(tgt * bsz, embed_dim)
+    out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt, bsz, -1)
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(bsz, num_heads, tgt, src)
+    if average_attn_weights:
+        weights = weights.mean(1)
+    return out, (weights if batched else weights.squeeze(0))
+
+
+def _pad_last(mask: Tensor | None) -> Tensor | None:
+    """Append one zero column (the extra key from ``bias_k`` / ``add_zero_attn``)."""
+    if mask is None:
+        return None
+    return cat([mask, zeros(mask.shape[:-1] + (1,), dtype=mask.dtype, device=mask.device)], -1)

@@ -1,0 +1,296 @@
+"""Normalisation functions: ``batch_norm``, ``instance_norm``, ``layer_norm``, ``group_norm``.
+
+All four compute the same thing, ``(x - mean) / sqrt(var + eps) * weight + bias``; they differ only
+in *which axes* the mean and (biased) variance are taken over:
+
+=============  =========================  =========================================
+function       statistics over            ``weight`` / ``bias`` broadcast over
+=============  =========================  =========================================
+batch_norm     N and every spatial axis   the channel axis 1
+instance_norm  each sample's spatial axes the channel axis 1
+layer_norm     the trailing ``normalized_shape`` axes (and so are the weights)
+group_norm     each sample's channel groups the channel axis 1
+=============  =========================  =========================================
+
+The training-mode kernel :func:`_normalize` is *fused*: one autograd node for input, weight and
+bias, with the closed-form gradient ``invstd * (ĝ - mean(ĝ) - x̂ * mean(ĝ x̂))`` (ĝ = g · weight),
+instead of the ~10 nodes the composed formula would record. Its backward works on arrays for
+speed, except under ``create_graph=True`` where it is rebuilt from Tensor ops (differentiable).
+Running statistics are updated in place (no autograd), with the *unbiased* variance, as torch
+does.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ..._device import xp_for
+from ..._tensor import Tensor, wrap
+from ...autograd.grad_mode import STATE
+from ...autograd.graph import needs_grad, record, sum_to
+
+__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm"]
+
+
+# ----------------------------------------------------------------------------- the fused kernel
+def _sum(arr: Any, axes: tuple[int, ...], xp: Any) -> Any:
+    """``arr.sum(axes, keepdims=True)`` as a row-sum ``einsum`` (several times faster than NumPy's
+    strided reduction) for the two layouts normalisations use: trailing axes (layer/instance/group
+    norm) and every axis but 1 (batch norm)."""
+    nd = arr.ndim
+    k = len(axes)
+    if axes == tuple(range(nd - k, nd)):
+        size = math.prod(arr.shape[nd - k:])
+        flat = xp.einsum("ij->i", arr.reshape(-1, size))
+        return flat.reshape(arr.shape[:nd - k] + (1,) * k)
+    if nd >= 2 and axes == (0,) + tuple(range(2, nd)):
+        n, c = arr.shape[:2]
+        size = math.prod(arr.shape[2:])
+        per_row = xp.einsum("ij->i", arr.reshape(n * c, size))
+        return per_row.reshape(n, c).sum(axis=0).reshape((1, c) + (1,) * (nd - 2))
+    return arr.sum(axis=axes, keepdims=True)
+
+
+def _normalize(input: Tensor, axes: tuple[int, ...], param_shape: tuple[int, ...],
+               weight: Tensor | None, bias: Tensor | None, eps: float, node: str
+               ) -> tuple[Tensor, Any, Any]:
+    """``(x - mean) * invstd * weight + bias`` with statistics over ``axes``.
+
+    ``param_shape`` is the shape ``weight``/``bias`` are viewed as to broadcast against ``input``.
+    Returns the output and the (keepdim) mean and biased variance arrays, for running statistics.
+    """
+    xp = xp_for(input._device)
+    x = input._data
+    count = math.prod(x.shape[a] for a in axes)
+    mean = _sum(x, axes, xp) / count
+    xc = x - mean
+    out = xp.multiply(xc, xc)  # scratch: squares first, then the output itself
+    var = _sum(out, axes, xp) / count
+    invstd = 1.0 / xp.sqrt(var + eps)
+    scale = invstd if weight is None else invstd * weight._data.reshape(param_shape)
+    xp.multiply(xc, scale, out=out)
+    if bias is not None:
+        out += bias._data.reshape(param_shape)
+    res = wrap(out, input._device)
+    if needs_grad(input, weight, bias):
+        def backward(g: Tensor) -> tuple:
+            if STATE.enabled:  # create_graph=True: the gradient must itself be differentiable
+                return _backward_graph(g, input, weight, bias, axes, param_shape, eps)
+            return _backward_fast(g, xc, invstd, count, input, weight, bias, axes, param_shape)
+
+        record(node, res, (input, weight, bias), backward, saved=(input,))
+    return res, mean, var
+
+
+def _backward_fast(g: Tensor, xc: Any, invstd: Any, count: int, input: Tensor,
+                   weight: Tensor | None, bias: Tensor | None, axes: tuple[int, ...],
+                   param_shape: tuple[int, ...]) -> tuple:
+    """The closed-form gradient on arrays, a handful of passes over the data.
+
+    With x̂ = xc·invstd and ĝ = g·w:  dx = invstd · (ĝ - mean(ĝ) - x̂ · mean(ĝ x̂)).
+    When ``w`` is constant along the reduced axes (batch/instance norm: one per channel) it
+    factors out of the means; layer norm's ``w`` lives *on* those axes and is applied to g first.
+    """
+    xp = xp_for(g._device)
+    ga = g._data
+    w = None if weight is None else weight._data.reshape(param_shape)
+    offset = ga.ndim - len(param_shape)
+    w_on_axes = w is not None and any(param_shape[a - offset] > 1 for a in axes if a >= offset)
+    gw = ga * w if w_on_axes else ga
+    k = invstd if w is None or w_on_axes else invstd * w
+    sum_g = _sum(gw, axes, xp)
+    tmp = xp.multiply(gw, xc)
+    sum_gxc = _sum(tmp, axes, xp)
+    gx = None
+    if input._requires_grad:
+        # dx = k·ĝ - k·mean(ĝ) - xc · k·invstd²·mean(ĝ·xc)
+        xp.multiply(xc, k * invstd * invstd * (sum_gxc / count), out=tmp)
+        gx_arr = xp.multiply(gw, k)
+        gx_arr -= tmp
+        gx_arr -= k * (sum_g / count)
+        gx = wrap(gx_arr, g._device)
+    g_weight = g_bias = None
+    if weight is not None and weight._requires_grad:
+        if w_on_axes:  # sum of g·x̂ over the batch dims, per normalised position
+            g_weight = _to_param(xp.multiply(xp.multiply(ga, xc), invstd), param_shape, weight, xp)
+        else:
+            g_weight = _to_param(sum_gxc * invstd, param_shape, weight, xp)
+        g_weight = wrap(g_weight, g._device)
+    if bias is not None and bias._requires_grad:
+        g_bias = wrap(_to_param(ga if w_on_axes else sum_g, param_shape, bias, xp), g._device)
+    return gx, g_weight, g_bias
+
+
+def _to_param(arr: Any, param_shape: tuple[int, ...], param: Tensor, xp: Any) -> Any:
+    """Sum ``arr`` down to the parameter's shape (over the leading and broadcast dims)."""
+    lead = arr.ndim - len(param_shape)
+    if lead:  # the leading (batch) dims
+        rows = math.prod(arr.shape[:lead])
+        arr = xp.einsum("ij->j", arr.reshape(rows, -1)).reshape(arr.shape[lead:])
+    axes = tuple(i for i, n in enumerate(param_shape) if n == 1 and arr.shape[i] != 1)
+    if axes:
+        arr = arr.sum(axis=axes, keepdims=True)
+    return arr.reshape(param.shape).astype(param._data.dtype, copy=False)
+
+
+def _backward_graph(g: Tensor, input: Tensor, weight: Tensor | None, bias: Tensor | None,
+                    axes: tuple[int, ...], param_shape: tuple[int, ...], eps: float) -> tuple:
+    """The same gradient written with Tensor ops from ``input``, so it can be differentiated."""
+    xc = input - input.mean(axes, keepdim=True)
+    invstd = ((xc * xc).mean(axes, keepdim=True) + eps).rsqrt()
+    xhat = xc * invstd
+    gw = g if weight is None else g * weight.reshape(param_shape)
+    gx = None
+    if input._requires_grad:
+        gx = invstd * (gw - gw.mean(axes, keepdim=True)
+                       - xhat * (gw * xhat).mean(axes, keepdim=True))
+    g_weight = None if weight is None or not weight._requires_grad else \
+        sum_to(g * xhat, param_shape).reshape(weight.shape)
+    g_bias = None if bias is None or not bias._requires_grad else \
+        sum_to(g, param_shape).reshape(bias.shape)
+    return gx, g_weight, g_bias
+
+
+def _affine_with_stats(input: Tensor, mean: Tensor, var: Tensor, weight: Tensor | None,
+                       bias: Tensor | None, eps: float, param_shape: tuple[int, ...]) -> Tensor:
+    """Normalise with *given* statistics (eval mode): one scale and one shift per channel."""
+    scale = (var + eps).rsqrt()
+    if weight is not None:
+        scale = scale * weight
+    shift = -mean * scale
+    if bias is not None:
+        shift = shift + bias
+    return input * scale.reshape(param_shape) + shift.reshape(param_shape)
+
+
+def _update_running(running: Tensor | None, value: Any, momentum: float) -> None:
+    """``running = (1 - momentum) * running + momentum * value`` in place (bumps its version)."""
+    if running is None:
+        return
+    arr = running._data
+    arr *= 1.0 - momentum
+    arr += (momentum * value).astype(arr.dtype, copy=False).reshape(arr.shape)
+    running._bump()
+
+
+def _check_param(name: str, t: Tensor | None, n: int) -> None:
+    if t is not None and t.numel() != n:
+        raise RuntimeError(f"{name} should contain {n} elements not {t.numel()}")
+
+
+def _channel_shape(input: Tensor) -> tuple[int, ...]:
+    """``(1, C, 1, …)``: how per-channel parameters broadcast against ``input``."""
+    return (1, input.shape[1]) + (1,) * (input.dim() - 2)
+
+
+# ----------------------------------------------------------------------------- batch_norm
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dim 1) over the batch and every spatial position.
+
+    ``training=True`` uses the batch's statistics and updates ``running_mean``/``running_var``
+    (``running = (1 - momentum) * running + momentum * batch_stat``, unbiased variance);
+    ``training=False`` uses the running statistics instead.
+    """
+    if input.dim() < 2:
+        raise ValueError(f"Expected 2D or higher input to batch_norm (got {input.dim()}D input)")
+    c = input.shape[1]
+    _check_param("running_mean", running_mean, c)
+    _check_param("running_var", running_var, c)
+    _check_param("weight", weight, c)
+    _check_param("bias", bias, c)
+    shape = _channel_shape(input)
+    if not training:
+        if running_mean is None:
+            raise RuntimeError("running_mean must be defined in evaluation mode")
+        if running_var is None:
+            raise RuntimeError("running_var must be defined in evaluation mode")
+        return _affine_with_stats(input, running_mean, running_var, weight, bias, eps, shape)
+    count = input.numel() // c
+    if count == 1:
+        raise ValueError("Expected more than 1 value per channel when training, got input size "
+                         f"{input.shape!r}")
+    axes = (0,) + tuple(range(2, input.dim()))
+    out, mean, var = _normalize(input, axes, shape, weight, bias, eps, "NativeBatchNormBackward0")
+    _update_running(running_mean, mean, momentum)
+    _update_running(running_var, var * (count / (count - 1)), momentum)
+    return out
+
+
+# ----------------------------------------------------------------------------- instance_norm
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True, momentum: float = 0.1,
+                  eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample over its own spatial positions.
+
+    With running statistics, they track the batch average of the per-sample statistics.
+    """
+    shape = _channel_shape(input)
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")
+        return _affine_with_stats(input, running_mean, running_var, weight, bias, eps, shape)
+    spatial = math.prod(input.shape[2:])
+    if spatial == 1:
+        raise ValueError("Expected more than 1 spatial element when training, got input size "
+                         f"{input.shape!r}")
+    c = input.shape[1]
+    _check_param("weight", weight, c)
+    _check_param("bias", bias, c)
+    axes = tuple(range(2, input.dim()))
+    out, mean, var = _normalize(input, axes, shape, weight, bias, eps,
+                                "NativeBatchNormBackward0")
+    n = input.shape[0]
+    if running_mean is not None:
+        _update_running(running_mean, mean.reshape(n, c).mean(axis=0), momentum)
+    if running_var is not None:
+        unbiased = var.reshape(n, c) * (spatial / (spatial - 1))
+        _update_running(running_var, unbiased.mean(axis=0), momentum)
+    return out
+
+
+# ----------------------------------------------------------------------------- layer_norm
+def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the last ``len(normalized_shape)`` dimensions of each sample."""
+    if not isinstance(normalized_shape, (tuple, list)):
+        raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of "
+                        f"ints, not {type(normalized_shape).__name__}")
+    ns = tuple(normalized_shape)
+    k = len(ns)
+    if tuple(input.shape[input.dim() - k:]) != ns or input.dim() < k:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*, {', '.join(map(str, ns))}], but got input of size"
+                           f"{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != ns:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
+                               f"{name} of shape {list(t.shape)} and normalized_shape = {list(ns)}")
+    axes = tuple(range(input.dim() - k, input.dim()))
+    return _normalize(input, axes, ns, weight, bias, eps, "NativeLayerNormBackward0")[0]
+
+
+# ----------------------------------------------------------------------------- group_norm
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Split the channels into ``num_groups`` groups; normalise each sample's group as one set."""
+    if input.dim() < 2:
+        raise RuntimeError("Expected at least 2 dimensions for input tensor but received "
+                           f"{input.dim()}")
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups != 0:
+        raise RuntimeError("Expected number of channels in input to be divisible by num_groups, "
+                           f"but got input of shape {list(input.shape)} and num_groups={num_groups}")
+    grouped = input.reshape(n, num_groups, -1)
+    out = _normalize(grouped, (2,), (1, 1, 1), None, None, eps, "NativeGroupNormBackward0")[0]
+    out = out.reshape(input.shape)
+    shape = _channel_shape(input)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out

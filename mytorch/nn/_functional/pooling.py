@@ -1,0 +1,477 @@
+"""Pooling: ``max_pool*``, ``avg_pool*``, ``adaptive_avg_pool*``, ``adaptive_max_pool*``,
+``max_unpool*``.
+
+A pooling window moves like a convolution kernel (``_windows.py``) but combines the values it sees
+with ``max`` or a mean instead of a learned dot product. Both are computed as a loop over the few
+kernel *taps*: each tap is one strided slice of the (padded) input holding, for every output
+position at once, the value that tap sees there. So a 2×2 pool is four array operations, whatever
+the image size.
+
+* **max**: keep a running maximum and the index of the tap that produced it (``arg``). The
+  backward pass sends each output gradient to that tap's input position (a scatter); its own
+  backward is the matching gather. ``return_indices`` turns ``arg`` into flat input indices.
+* **avg**: the sum of the taps divided by the window size (``count_include_pad`` and ``ceil_mode``
+  decide how windows that hang over the border are counted). The backward pass spreads
+  ``g / size`` back over every tap — the adjoint of "sum the taps".
+* **adaptive**: output size given, window bounds ``floor(i*in/out)`` … ``ceil((i+1)*in/out)``.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..._tensor import Tensor, wrap
+from ...autograd.graph import needs_grad, record
+from ._windows import out_size, pad_array, tap, taps
+
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
+           "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d",
+           "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "max_unpool1d", "max_unpool2d"]
+
+
+class _Pool(NamedTuple):
+    """Where the windows are: per spatial dim, input and output sizes and the window's motion."""
+
+    size: tuple[int, ...]
+    out: tuple[int, ...]
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    padding: tuple[int, ...]
+    dilation: tuple[int, ...]
+
+    def pads(self) -> tuple[tuple[int, int], ...]:
+        """(before, after) padding per dim: enough for the last window (ceil_mode may need more)."""
+        return tuple((p, max(0, (o - 1) * s + dl * (k - 1) + 1 - n - p)) for n, o, k, s, p, dl in
+                     zip(self.size, self.out, self.kernel, self.stride, self.padding,
+                         self.dilation, strict=False))
+
+    def slices(self, k: Sequence[int]) -> tuple:
+        """``...`` plus the slices of tap ``k`` into the padded input."""
+        return (Ellipsis, *tap(k, self.out, self.stride, self.dilation))
+
+    def crop(self) -> tuple:
+        return (Ellipsis, *(slice(p, p + n) for p, n in zip(self.padding, self.size, strict=False)))
+
+
+# ---------------------------------------------------------------------- argument parsing
+def _tuple(v: Any, d: int, fn: str, what: str) -> tuple[int, ...]:
+    if isinstance(v, numbers.Integral):
+        return (int(v),) * d
+    v = tuple(int(x) for x in v)
+    if len(v) == 1:
+        return v * d
+    if len(v) != d:
+        raise RuntimeError(f"{fn}: {what} must either be a single int, or a tuple of {d} ints")
+    return v
+
+
+def _geometry(input: Tensor, d: int, fn: str, kernel_size: Any, stride: Any, padding: Any,
+              dilation: Any, ceil_mode: bool) -> _Pool:
+    """Check the arguments like torch and compute the output size."""
+    if input.dim() not in (d + 1, d + 2):
+        raise RuntimeError(f"{fn}: Expected {d + 1}D or {d + 2}D (batch mode) tensor with "
+                           f"optional 0 dim batch size for input, but got: {list(input.shape)}")
+    kernel = _tuple(kernel_size, d, fn, "kernel_size")
+    stride = kernel if stride is None or (not isinstance(stride, numbers.Integral)
+                                          and len(stride) == 0) else _tuple(stride, d, fn, "stride")
+    padding, dilation = _tuple(padding, d, fn, "padding"), _tuple(dilation, d, fn, "dilation")
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError(f"{fn}: kernel_size must be greater than zero, but got {list(kernel)}")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("stride should not be zero" if 0 in stride else
+                           f"{fn}: stride must be greater than zero, but got {list(stride)}")
+    if any(dl <= 0 for dl in dilation):
+        raise RuntimeError(f"{fn}: dilation must be greater than zero, but got {list(dilation)}")
+    for p, k, dl in zip(padding, kernel, dilation, strict=False):
+        if p < 0 or p > (dl * (k - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={dl}")
+    size = tuple(input.shape[-d:])
+    out = tuple(out_size(n, k, s, p, dl, ceil_mode)
+                for n, k, s, p, dl in zip(size, kernel, stride, padding, dilation, strict=False))
+    if any(o <= 0 for o in out):
+        c = input.shape[-d - 1]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (c, *size)))}). Calculated "
+                           f"output size: ({'x'.join(map(str, (c, *out)))}). Output size is too small")
+    return _Pool(size, out, kernel, stride, padding, dilation)
+
+
+# --------------------------------------------------------------------------------- max
+def _lowest(dtype: np.dtype) -> Any:
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _first_taps(geo: _Pool) -> Any:
+    """Index of the first in-bounds tap of each window: where torch starts its scan."""
+    first = 0
+    for i, (o, k, s, p, dl) in enumerate(zip(geo.out, geo.kernel, geo.stride, geo.padding,
+                                             geo.dilation, strict=False)):
+        pos = np.arange(o) * s - p                           # window start along this dim
+        k0 = np.maximum(0, -(pos // dl))                     # ceil(-pos / dl), at least 0
+        shape = [1] * len(geo.out)
+        shape[i] = o
+        first = first * k + k0.reshape(shape)
+    return np.broadcast_to(first, geo.out)
+
+
+def _max_arrays(x: Any, geo: _Pool, want_arg: bool) -> tuple[Any, Any]:
+    """The window maxima and, if wanted, ``arg``: which tap each maximum came from.
+
+    torch scans a window in order from ``-inf`` and moves to a value only if it is *larger* (or
+    NaN), so ``arg`` is the first tap holding the maximum, the last NaN if there is one, and the
+    first in-bounds element when everything in the window is ``-inf``.
+    """
+    lead = x.ndim - len(geo.size)
+    low = _lowest(x.dtype)
+    xp = pad_array(x, lead, geo.pads(), low)
+    best = None
+    for k in taps(geo.kernel):  # one maximum per tap (np.maximum propagates NaN, like torch)
+        v = xp[geo.slices(k)]
+        best = v.copy() if best is None else np.maximum(best, v, out=best)
+    if not want_arg:
+        return best, None
+    # arg = how many taps come before the first one equal to the maximum. (Counting with
+    # arithmetic is several times faster than masked writes, whose random masks defeat the CPU.)
+    arg = np.zeros_like(best, dtype=np.int64)
+    seen = np.zeros_like(best, dtype=bool)
+    tap_list = list(enumerate(taps(geo.kernel)))
+    for _, k in tap_list[:-1]:
+        seen |= xp[geo.slices(k)] == best
+        arg += ~seen
+    if x.dtype.kind == "f" and (best != best).any():
+        for i, k in tap_list:  # a NaN maximum: the last NaN in scan order
+            v = xp[geo.slices(k)]
+            np.copyto(arg, i, where=v != v)
+    if any(geo.padding):
+        np.copyto(arg, _to_device(_first_taps(geo), arg), where=best == low)
+    return best, arg
+
+
+def _to_device(host: Any, like: Any) -> Any:
+    """A small host array in ``like``'s array type (a no-op on the CPU)."""
+    if isinstance(like, np.ndarray):  # NumPy, or the simulated device's subclass of it
+        return host if type(like) is np.ndarray else np.asarray(host).view(type(like))
+    import cupy  # type: ignore[import-not-found]
+
+    return cupy.asarray(host)
+
+
+def _flat_indices(arg: Any, geo: _Pool) -> Any:
+    """Tap numbers → flat indices into each (unpadded) input plane, as ``return_indices`` gives."""
+    idx = np.zeros_like(arg)
+    rest = arg
+    inner = 1
+    for j in reversed(range(len(geo.out))):
+        o, k, s, p, dl = geo.out[j], geo.kernel[j], geo.stride[j], geo.padding[j], geo.dilation[j]
+        kj = rest % k
+        rest = rest // k
+        shape = [1] * len(geo.out)
+        shape[j] = o
+        start = _to_device((np.arange(o) * s - p).reshape(shape), arg)
+        idx += (start + kj * dl) * inner
+        inner *= geo.size[j]
+    return idx
+
+
+def _scatter_taps(g: Tensor, arg: Any, geo: _Pool, name: str) -> Tensor:
+    """Max-pool backward: each output gradient goes to the input position its tap read."""
+    lead = g.shape[:g.dim() - len(geo.size)]
+    padded = tuple(n + lo + hi for n, (lo, hi) in zip(geo.size, geo.pads(), strict=False))
+    dx = np.zeros_like(g._data, shape=(*lead, *padded))
+    grad = g._data
+    exact = bool(np.isfinite(grad).all())  # else 0 * inf would leak NaN into other taps
+    for i, k in enumerate(taps(geo.kernel)):
+        dx[geo.slices(k)] += grad * (arg == i) if exact else np.where(arg == i, grad, 0)
+    dx = dx[geo.crop()]
+    res = wrap(dx if dx.flags.c_contiguous else dx.copy(), g._device)
+    if needs_grad(g):
+        record(name, res, (g,), lambda gg: (_gather_taps(gg, arg, geo, name),))
+    return res
+
+
+def _gather_taps(x: Tensor, arg: Any, geo: _Pool, name: str) -> Tensor:
+    """The adjoint of :func:`_scatter_taps`: read each window's winning input element."""
+    xp = pad_array(x._data, x.dim() - len(geo.size), geo.pads())
+    out = np.zeros_like(x._data, shape=arg.shape)
+    for i, k in enumerate(taps(geo.kernel)):
+        np.copyto(out, xp[geo.slices(k)], where=arg == i)
+    res = wrap(out, x._device)
+    if needs_grad(x):
+        record("MaxPoolBackwardBackward0", res, (x,),
+               lambda g: (_scatter_taps(g, arg, geo, name),))
+    return res
+
+
+def _max_poolnd(input: Tensor, d: int, kernel_size: Any, stride: Any, padding: Any,
+                dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
+    fn = f"max_pool{d}d"
+    geo = _geometry(input, d, fn, kernel_size, stride, padding, dilation, ceil_mode)
+    want_arg = return_indices or needs_grad(input)
+    best, arg = _max_arrays(input._data, geo, want_arg)
+    res = wrap(best, input._device)
+    if needs_grad(input):
+        name = f"MaxPool{d}DWithIndicesBackward0"
+        record(name, res, (input,), lambda g: (_scatter_taps(g, arg, geo, name),),
+               saved=(input,))
+    if return_indices:
+        return res, wrap(_flat_indices(arg, geo), input._device)
+    return res
+
+
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """Maximum over sliding windows of the last dim of ``(N, C, L)`` (or ``(C, L)``)."""
+    return _max_poolnd(input, 1, kernel_size, stride, padding, dilation, ceil_mode,
+                       return_indices)
+
+
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """Maximum over sliding ``kernel_size`` windows of ``(N, C, H, W)`` (or ``(C, H, W)``).
+
+    ``stride`` defaults to ``kernel_size``; padding counts as ``-inf``. With ``return_indices``
+    also returns, per output, the flat index (into its ``H*W`` plane) of the maximum.
+    """
+    return _max_poolnd(input, 2, kernel_size, stride, padding, dilation, ceil_mode,
+                       return_indices)
+
+
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """Maximum over sliding windows of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``)."""
+    return _max_poolnd(input, 3, kernel_size, stride, padding, dilation, ceil_mode,
+                       return_indices)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                            dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """:func:`max_pool1d` that always returns ``(values, indices)``."""
+    return _max_poolnd(input, 1, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                            dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """:func:`max_pool2d` that always returns ``(values, indices)``."""
+    return _max_poolnd(input, 2, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                            dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """:func:`max_pool3d` that always returns ``(values, indices)``."""
+    return _max_poolnd(input, 3, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+# --------------------------------------------------------------------------------- avg
+def _divisor(geo: _Pool, count_include_pad: bool, like: Any) -> Any:
+    """How many elements each window averages over (a product of one count per dim)."""
+    div = np.ones((), dtype=np.float64)
+    for j, (n, o, k, s, p) in enumerate(zip(geo.size, geo.out, geo.kernel, geo.stride,
+                                            geo.padding, strict=False)):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)                   # windows stop at the padding's edge
+        if not count_include_pad:
+            start, end = np.maximum(start, 0), np.minimum(end, n)
+        shape = [1] * len(geo.out)
+        shape[j] = o
+        div = div * (end - start).reshape(shape)
+    return _to_device(div.astype(like.dtype) if like.dtype.kind == "f" else div, like)
+
+
+def _window_mean(x: Tensor, geo: _Pool, div: Any, name: str) -> Tensor:
+    """Sum of the taps over zero padding, divided by ``div``."""
+    xp = pad_array(x._data, x.dim() - len(geo.size), geo.pads())
+    total = None
+    for k in taps(geo.kernel):
+        v = xp[geo.slices(k)]
+        total = v.copy() if total is None else np.add(total, v, out=total)
+    out = total / div
+    res = wrap(out if out.dtype == total.dtype else out.astype(total.dtype), x._device)
+    if needs_grad(x):
+        record(name, res, (x,), lambda g: (_window_spread(g, geo, div, name),))
+    return res
+
+
+def _window_spread(g: Tensor, geo: _Pool, div: Any, name: str) -> Tensor:
+    """The adjoint of :func:`_window_mean`: ``g / div`` added back onto every tap's input."""
+    share = g._data / div
+    lead = g.shape[:g.dim() - len(geo.size)]
+    padded = tuple(n + lo + hi for n, (lo, hi) in zip(geo.size, geo.pads(), strict=False))
+    dx = np.zeros_like(share, shape=(*lead, *padded))
+    for k in taps(geo.kernel):
+        dx[geo.slices(k)] += share
+    res = wrap(dx[geo.crop()].copy(), g._device)
+    if needs_grad(g):
+        record(name.replace("Backward0", "BackwardBackward0"), res, (g,),
+               lambda gg: (_window_mean(gg, geo, div, name),))
+    return res
+
+
+def _avg_poolnd(input: Tensor, d: int, kernel_size: Any, stride: Any, padding: Any,
+                ceil_mode: bool, count_include_pad: bool, divisor_override: Any) -> Tensor:
+    geo = _geometry(input, d, f"avg_pool{d}d", kernel_size, stride, padding, 1, ceil_mode)
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise RuntimeError("divisor must be not zero")
+        div = divisor_override
+    else:
+        div = _divisor(geo, count_include_pad, input._data)
+    return _window_mean(input, geo, div, f"AvgPool{d}DBackward0")
+
+
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    """Mean over sliding windows of the last dim of ``(N, C, L)``."""
+    return _avg_poolnd(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """Mean over sliding windows of ``(N, C, H, W)``.
+
+    ``count_include_pad`` counts zero padding in the window size; ``divisor_override`` replaces
+    the window size altogether.
+    """
+    return _avg_poolnd(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                       divisor_override)
+
+
+def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """Mean over sliding windows of ``(N, C, D, H, W)``."""
+    return _avg_poolnd(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                       divisor_override)
+
+
+# ---------------------------------------------------------------------------- adaptive
+def _adaptive_sizes(input: Tensor, output_size: Any, d: int, fn: str) -> tuple[int, ...]:
+    if input.dim() not in (d + 1, d + 2):
+        raise RuntimeError(f"{fn}(): Expected {d + 1}D or {d + 2}D tensor, but got "
+                           f"{list(input.shape)}")
+    sizes = (output_size,) * d if isinstance(output_size, numbers.Integral) or output_size is None \
+        else tuple(output_size)
+    if len(sizes) != d:
+        raise ValueError(f"{fn}: output_size must be {d} ints, got {output_size}")
+    return tuple(n if o is None else int(o) for o, n in zip(sizes, input.shape[-d:], strict=False))
+
+
+def _bounds(n: int, o: int) -> list[tuple[int, int]]:
+    """Adaptive window ``i``: from ``floor(i*n/o)`` up to ``ceil((i+1)*n/o)``."""
+    return [(i * n // o, -(-(i + 1) * n // o)) for i in range(o)]
+
+
+def _adaptive_avg(input: Tensor, output_size: Any, d: int) -> Tensor:
+    """Mean over adaptive windows, one spatial dim at a time (a box mean is separable)."""
+    sizes = _adaptive_sizes(input, output_size, d, f"adaptive_avg_pool{d}d")
+    x = input
+    for j, o in enumerate(sizes):
+        axis = x.dim() - d + j
+        n = x.shape[axis]
+        if o == n:
+            continue
+        if o > 0 and n % o == 0:  # equal windows: a reshape and one mean
+            x = x.unflatten(axis, (o, n // o)).mean(axis + 1)
+        elif o == 0:
+            x = x.narrow(axis, 0, 0)
+        else:
+            from ..._ops.shape import stack
+            x = stack([x.narrow(axis, a, b - a).mean(axis) for a, b in _bounds(n, o)], axis)
+    return x
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    """Average-pool ``(N, C, L)`` down to exactly ``output_size`` positions."""
+    return _adaptive_avg(input, output_size, 1)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """Average-pool ``(N, C, H, W)`` to exactly ``output_size`` (``None`` keeps that dim)."""
+    return _adaptive_avg(input, output_size, 2)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
+    """Average-pool ``(N, C, D, H, W)`` to exactly ``output_size``."""
+    return _adaptive_avg(input, output_size, 3)
+
+
+def _adaptive_max(input: Tensor, output_size: Any, d: int, return_indices: bool) -> Any:
+    """Max over adaptive windows: a small loop over output cells finds each window's argmax;
+    the values are then gathered from the input (so autograd comes from ``gather``)."""
+    sizes = _adaptive_sizes(input, output_size, d, f"adaptive_max_pool{d}d")
+    size = tuple(input.shape[-d:])
+    x = input._data
+    lead = x.shape[:x.ndim - d]
+    idx = np.zeros_like(x, dtype=np.int64, shape=(*lead, *sizes))
+    grids = [_bounds(n, o) for n, o in zip(size, sizes, strict=False)]
+    for cell in np.ndindex(*sizes):
+        box = [grids[j][c] for j, c in enumerate(cell)]
+        win = x[(Ellipsis, *(slice(a, b) for a, b in box))]
+        local = win.reshape(*lead, -1).argmax(-1)            # index inside the window
+        flat = 0
+        for j, (a, b) in enumerate(box):                     # → index inside the input plane
+            inner = 1
+            for w in [bb - aa for aa, bb in box[j + 1:]]:
+                inner *= w
+            flat = flat * size[j] + (local // inner % (b - a) + a)
+        idx[(Ellipsis, *cell)] = flat
+    indices = wrap(idx, input._device)
+    values = input.flatten(-d).gather(-1, indices.flatten(-d)).view(indices.shape) if d > 1 \
+        else input.gather(-1, indices)
+    return (values, indices) if return_indices else values
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max-pool ``(N, C, L)`` down to exactly ``output_size`` positions."""
+    return _adaptive_max(input, output_size, 1, return_indices)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max-pool ``(N, C, H, W)`` down to exactly ``output_size``."""
+    return _adaptive_max(input, output_size, 2, return_indices)
+
+
+# ---------------------------------------------------------------------------- unpooling
+def _max_unpoolnd(input: Tensor, indices: Tensor, d: int, kernel_size: Any, stride: Any,
+                  padding: Any, output_size: Any) -> Tensor:
+    fn = f"max_unpool{d}d"
+    kernel = _tuple(kernel_size, d, fn, "kernel_size")
+    stride = kernel if stride is None else _tuple(stride, d, fn, "stride")
+    padding = _tuple(padding, d, fn, "padding")
+    default = tuple((n - 1) * s - 2 * p + k for n, s, p, k in
+                    zip(input.shape[-d:], stride, padding, kernel, strict=False))
+    if output_size is None:
+        size = default
+    else:
+        size = tuple(output_size)[-d:]
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    lead = tuple(input.shape[:input.dim() - d])
+    from ..._creation import zeros
+    flat = zeros((*lead, math.prod(size)), dtype=input.dtype, device=input.device)
+    src = input.flatten(-d) if d > 1 else input
+    idx = indices.flatten(-d) if d > 1 else indices
+    return flat.scatter(-1, idx, src).view(*lead, *size)
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    """Put each value back at the index ``max_pool1d(..., return_indices=True)`` recorded."""
+    return _max_unpoolnd(input, indices, 1, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    """Put each value back at the index ``max_pool2d(..., return_indices=True)`` recorded;
+    everything else is zero."""
+    return _max_unpoolnd(input, indices, 2, kernel_size, stride, padding, output_size)

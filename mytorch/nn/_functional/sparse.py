@@ -1,0 +1,97 @@
+"""Lookup tables: ``embedding`` (row ``i`` of a weight matrix for each index ``i``) and
+``one_hot``.
+
+``embedding`` is indexing, ``weight[input]``; its gradient *adds* ``grad`` into the rows that
+were looked up (an index used twice receives two contributions). The ``padding_idx`` row gets
+no gradient at all, so a padding token's vector stays what it was (zeros, by default).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ... import _dtype as D
+from ..._device import xp_for
+from ..._tensor import Tensor, wrap
+from ...autograd.grad_mode import no_grad
+from ...autograd.graph import needs_grad, record
+
+__all__ = ["embedding", "one_hot"]
+
+_INDEX_KINDS = (np.dtype(np.int64), np.dtype(np.int32))
+
+
+def _padding_index(padding_idx: int | None, num: int) -> int | None:
+    if padding_idx is None:
+        return None
+    if not -num <= padding_idx < num:
+        raise AssertionError("Padding_idx must be within num_embeddings")
+    return padding_idx % num
+
+
+def _renorm_(weight: Tensor, idx: Any, max_norm: float, norm_type: float) -> None:
+    """Shrink (in place, without autograd) every looked-up row whose norm exceeds ``max_norm``."""
+    xp = xp_for(weight._device)
+    rows = xp.unique(idx.reshape(-1))
+    w = weight._data
+    sel = w[rows]
+    norms = (xp.abs(sel) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+    scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(w.dtype)
+    with no_grad():
+        w[rows] = sel * scale[:, None]
+        weight._bump()
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """``weight[input]``: one row of ``weight`` (``(num_embeddings, embedding_dim)``) per index."""
+    idx = input._data
+    if idx.dtype not in _INDEX_KINDS:
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following "
+                           f"scalar types: Long, Int; but got {input.type()} instead (while "
+                           "checking arguments for embedding)")
+    num = weight.shape[0]
+    pad = _padding_index(padding_idx, num)
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= num):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _renorm_(weight, idx, max_norm, norm_type)
+    res = wrap(weight._data[idx], weight._device)
+    if needs_grad(weight):
+        def backward(g: Tensor) -> tuple:
+            flat = idx.reshape(-1)
+            rows = g.reshape(-1, weight.shape[1])
+            factor = None
+            if scale_grad_by_freq:
+                counts = xp_for(weight._device).bincount(flat, minlength=num)[flat]
+                factor = 1.0 / counts
+            if pad is not None:
+                factor = (flat != pad) * (1.0 if factor is None else factor)
+            if factor is not None:
+                rows = rows * wrap(factor.astype(weight._data.dtype)[:, None], weight._device)
+            return (g.new_zeros(weight.shape).index_add(0, wrap(flat, weight._device), rows),)
+
+        record("EmbeddingBackward0", res, (weight,), backward, saved=(weight,))
+    return res
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """``(…, num_classes)`` int64 tensor with a 1 at each index; ``-1`` infers ``max + 1``."""
+    if tensor.dtype is not D.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    x = tensor._data
+    if num_classes == -1:
+        if x.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(x.max()) + 1
+    if x.size:
+        if int(x.min()) < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if int(x.max()) >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    xp = xp_for(tensor._device)
+    out = (x[..., None] == xp.arange(num_classes)).astype(np.int64)
+    return wrap(out, tensor._device)
+

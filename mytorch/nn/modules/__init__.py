@@ -1,0 +1,37 @@
+"""The layers of ``mytorch.nn``, one file per family (as in torch.nn.modules)."""
+from .activation import ReLU, Sigmoid, Tanh
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .flatten import Flatten, Unflatten
+from .linear import Identity, Linear
+from .module import Module
+
+__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+           "Identity", "Linear", "ReLU", "Sigmoid", "Tanh", "Flatten", "Unflatten"]
+
+from . import conv as _conv, fold as _fold, padding as _padding, pixelshuffle as _ps  # noqa: E402
+from . import pooling as _pooling, upsampling as _up  # noqa: E402
+from .conv import *  # noqa: E402,F401,F403
+from .fold import *  # noqa: E402,F401,F403
+from .padding import *  # noqa: E402,F401,F403
+from .pixelshuffle import *  # noqa: E402,F401,F403
+from .pooling import *  # noqa: E402,F401,F403
+from .upsampling import *  # noqa: E402,F401,F403
+
+__all__ += [*_conv.__all__, *_fold.__all__, *_padding.__all__, *_ps.__all__, *_pooling.__all__,
+            *_up.__all__]
+
+from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, PReLU, ReLU6,  # noqa: E402
+                         SiLU, Softmax, Softmin, Softplus)
+from .attention import MultiheadAttention  # noqa: E402
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: E402
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: E402
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
+from .normalization import GroupNorm, LayerNorm  # noqa: E402
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: E402
+from .sparse import Embedding  # noqa: E402
+
+__all__ += ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "PReLU", "ReLU6", "SiLU",
+            "Softmax", "Softmin", "Softplus", "MultiheadAttention", "BatchNorm1d", "BatchNorm2d",
+            "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d",
+            "InstanceNorm2d", "InstanceNorm3d", "GroupNorm", "LayerNorm", "GRU", "LSTM", "RNN",
+            "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase", "Embedding"]

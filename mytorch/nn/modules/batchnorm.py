@@ -1,0 +1,138 @@
+"""``BatchNorm1d`` / ``BatchNorm2d`` / ``BatchNorm3d``: normalise each channel over the batch.
+
+In ``train()`` mode a BatchNorm layer normalises with the current batch's mean and variance and
+folds them into its *buffers* ``running_mean`` / ``running_var``::
+
+    running = (1 - momentum) * running + momentum * batch_statistic   (unbiased variance)
+
+``momentum=None`` makes that a plain cumulative average (factor ``1 / num_batches_tracked``).
+In ``eval()`` mode the running statistics are used instead, so one sample's output no longer
+depends on the rest of its batch. Forgetting ``model.eval()`` before testing is a classic bug.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ... import _dtype as D
+from ..._creation import empty, ones, tensor, zeros
+from ..._tensor import Tensor
+from .. import init
+from .._functional.normalization import batch_norm
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+
+
+class _NormBase(Module):
+    """What BatchNorm and InstanceNorm share: optional affine ``weight``/``bias`` (ones/zeros)
+    and optional running statistics buffers."""
+
+    _version = 2
+    __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, device: Any = None,
+                 dtype: Any = None, *, bias: bool = True) -> None:
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if self.affine:
+            self.weight = Parameter(empty(num_features, **factory_kwargs))
+            if bias:
+                self.bias = Parameter(empty(num_features, **factory_kwargs))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if self.track_running_stats:
+            self.register_buffer("running_mean", zeros(num_features, **factory_kwargs))
+            self.register_buffer("running_var", ones(num_features, **factory_kwargs))
+            self.register_buffer("num_batches_tracked",
+                                 tensor(0, dtype=D.int64, device=device))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self) -> None:
+        """Running mean 0, running variance 1, no batches seen."""
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        """torch's default: ``weight = 1``, ``bias = 0`` (the identity transform)."""
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        raise NotImplementedError
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        version = local_metadata.get("version", None)
+        if (version is None or version < 2) and self.track_running_stats:
+            key = prefix + "num_batches_tracked"  # checkpoints older than version 2 lack it
+            if key not in state_dict:
+                state_dict[key] = tensor(0, dtype=D.int64) if self.num_batches_tracked is None \
+                    else self.num_batches_tracked
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
+
+
+class _BatchNorm(_NormBase):
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked)
+        # Batch statistics in training mode, and in eval mode when there are no running stats.
+        use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
+        # Buffers are passed only when they are used or must be updated.
+        pass_buffers = not self.training or self.track_running_stats
+        return batch_norm(input, self.running_mean if pass_buffers else None,
+                          self.running_var if pass_buffers else None, self.weight, self.bias,
+                          use_batch_stats, factor, self.eps)
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of ``(N, C)`` or ``(N, C, L)`` inputs, per channel ``C``."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 2 and input.dim() != 3:
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of ``(N, C, H, W)`` inputs, per channel ``C``."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of ``(N, C, D, H, W)`` inputs, per channel ``C``."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")

@@ -1,0 +1,35 @@
+"""Argument helpers shared by layers: ``_pair(3) == (3, 3)``, ``_pair((2, 5)) == (2, 5)``.
+
+Convolutions and pools accept either one number for every spatial dimension or one per dimension;
+``_ntuple(n)`` turns both spellings into an n-tuple so the layer's code only handles one form.
+"""
+from __future__ import annotations
+
+import collections.abc
+from itertools import repeat
+from typing import Any, Callable
+
+__all__ = ["_ntuple", "_single", "_pair", "_triple", "_quadruple", "_reverse_repeat_tuple"]
+
+
+def _ntuple(n: int, name: str = "parse") -> Callable[[Any], tuple]:
+    """A parser that repeats a scalar ``n`` times and passes iterables through as tuples."""
+
+    def parse(x: Any) -> tuple:
+        if isinstance(x, collections.abc.Iterable):
+            return tuple(x)
+        return tuple(repeat(x, n))
+
+    parse.__name__ = name
+    return parse
+
+
+_single = _ntuple(1, "_single")
+_pair = _ntuple(2, "_pair")
+_triple = _ntuple(3, "_triple")
+_quadruple = _ntuple(4, "_quadruple")
+
+
+def _reverse_repeat_tuple(t: tuple, n: int) -> tuple:
+    """Reverse ``t`` and repeat each element ``n`` times: ``((1, 2), 2) -> (2, 2, 1, 1)`` (padding order)."""
+    return tuple(x for x in reversed(t) for _ in range(n))

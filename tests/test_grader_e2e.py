@@ -1,0 +1,145 @@
+"""End-to-end runs of the class grader over generated submission folders, asserting exact rows."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bookkit.grader.batch import grade_class
+from bookkit.grader.check import check_file
+from bookkit.grader.sandbox import Limits
+from tests.grader_support import (
+    CORRECT,
+    NAME,
+    ROOT,
+    all_passed,
+    fixture_exercises,
+    rows,
+    student_ipynb,
+    student_text,
+    write_student,
+)
+
+LIMITS = Limits(cell_timeout=5)
+STUB = [None, None, None]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp("e2e")
+    subs = tmp / "submissions"
+    write_student(subs, "correct", CORRECT)
+    write_student(subs, "empty", STUB)
+    write_student(subs, "partly", ["return a - b", CORRECT[1], None])
+    write_student(subs, "lab", text=student_ipynb(CORRECT), name=f"{NAME}.ipynb")
+    write_student(subs, "colab", text=student_ipynb(["return b + a", None, CORRECT[2]], colab=True),
+                  name=f"{NAME}.ipynb")
+    write_student(subs, "corrupt", text='{"cells": [', name=f"{NAME}.ipynb")
+    write_student(subs, "wrongname", CORRECT, name=f"{NAME} (1).md")
+    write_student(subs, "regions", text=student_text(CORRECT).replace("### END SOLUTION", "", 1))
+    (subs / "absent").mkdir()
+    # a notebook whose test cells and grade metadata were edited: only its regions count
+    edited = json.loads(student_ipynb(["return 0", CORRECT[1], CORRECT[2]]))
+    for cell in edited["cells"]:
+        if "grade" in cell["metadata"]:
+            cell["metadata"]["grade"]["points"] = 100
+            cell["source"] = ["pass\n"]
+    write_student(subs, "edited", text=json.dumps(edited), name=f"{NAME}.ipynb")
+    out = tmp / "grades"
+    grade_class(ROOT, subs, out, 2, LIMITS, progress=False, exercises=fixture_exercises())
+    return subs, out
+
+
+def test_exact_gradebook_rows(graded: tuple[Path, Path]) -> None:
+    _, out = graded
+    table = rows(out)
+    invalid = [(t, 0, "invalid") for t, _, _ in all_passed()]
+    missing = [(t, 0, "missing") for t, _, _ in all_passed()]
+    assert table == {
+        "correct": all_passed(),
+        "empty": [("ex1_add", 0, "failed"), ("ex2_scale", 0, "failed"), ("ex3_safe_div", 0, "failed")],
+        "partly": [("ex1_add", 0, "failed"), ("ex2_scale", 3, "passed"), ("ex3_safe_div", 0, "failed")],
+        "lab": all_passed(),
+        "colab": [("ex1_add", 2, "passed"), ("ex2_scale", 0, "failed"), ("ex3_safe_div", 1, "passed")],
+        "corrupt": invalid,
+        "wrongname": missing,
+        "regions": invalid,
+        "absent": missing,
+        "edited": [("ex1_add", 0, "failed"), ("ex2_scale", 3, "passed"), ("ex3_safe_div", 1, "passed")],
+    }
+    summary = (out / "summary.csv").read_text(encoding="utf-8").splitlines()
+    assert summary[0] == f"student,total,max,{NAME}"
+    assert "correct,6,6,6" in summary and "edited,4,6,4" in summary
+    gradebook = (out / "gradebook.csv").read_text(encoding="utf-8")
+    assert "not done yet (NotImplementedError)" in gradebook
+    assert "'### BEGIN SOLUTION' inside another region" in gradebook
+
+
+def test_feedback_is_bilingual_and_hides_hidden_tests(graded: tuple[Path, Path]) -> None:
+    _, out = graded
+    partly = (out / "feedback" / "partly.md").read_text(encoding="utf-8")
+    assert "总分 / total: 3 / 6" in partly
+    assert "- ✗ 1 加 2 / 1 plus 2" in partly and "期望 / expected: ` 3 `" in partly
+    assert "得到 / got: ` -1 `" in partly
+    assert "隐藏测试 / hidden tests: ✗ 未通过 / failed" in partly
+    assert "10 plus 32" not in partly and "want" not in partly  # hidden checks: verdict only
+    wrong = (out / "feedback" / "wrongname.md").read_text(encoding="utf-8")
+    assert f"`{NAME} (1).md` → 应为 / should be `{NAME}.md`?" in wrong
+    corrupt = (out / "feedback" / "corrupt.md").read_text(encoding="utf-8")
+    assert "bad JSON" in corrupt
+
+
+def test_rerun_is_identical_and_resumes(graded: tuple[Path, Path], tmp_path: Path) -> None:
+    subs, out = graded
+    files = {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and ".cache" not in p.parts}
+    # an interrupted run: outputs missing, one cache entry lost, a stray temp file left behind
+    (out / "gradebook.csv").unlink()
+    sorted((out / ".cache").iterdir())[0].unlink()
+    grade_class(ROOT, subs, out, 2, LIMITS, progress=False, exercises=fixture_exercises())
+    assert {p: p.read_bytes() for p in files} == files
+    assert json.loads((out / "seeds.json").read_text())["correct"][NAME] > 0
+
+
+def test_make_check_gives_the_same_visible_verdicts(tmp_path: Path) -> None:
+    path = write_student(tmp_path, "me", ["return a - b", CORRECT[1], None])
+    results, problem = check_file(ROOT, path, LIMITS)
+    # no solutions/ file for the fixture: the student's own file is the template
+    assert problem == "" and [(r.id, r.status) for r in results] == [
+        ("ex1_add", "failed"), ("ex2_scale", "passed"), ("ex3_safe_div", "failed")]
+    assert not results[1].hidden  # hidden tests do not run in make check
+    assert results[0].visible[0].got.strip() == "-1"
+
+
+def test_instructor_errors_exit_non_zero(tmp_path: Path) -> None:
+    run = subprocess.run([sys.executable, "-m", "bookkit", "grade-class", str(tmp_path / "nope"),
+                          "--out", str(tmp_path / "o"), "--quiet"], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 2 and "no such folder" in run.stderr
+    run = subprocess.run(["make", "--no-print-directory", "grade"], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 2 and "usage: make grade SUBMISSIONS=<dir>" in run.stderr
+
+
+def test_chapter_01_exercises(tmp_path: Path) -> None:
+    """The real chapter-01 exercises: the reference gets full marks, the stub gets none."""
+    from bookkit.exercises import strip_solutions
+    from bookkit.grader.batch import load_exercises
+    from bookkit.grader.bench import fill_regions
+
+    exercises = [e for e in load_exercises(ROOT) if e.name == "01_tensors_exercises"]
+    if not exercises:
+        pytest.skip("no chapter-01 exercises")
+    ex = exercises[0]
+    subs = tmp_path / "subs"
+    template = strip_solutions(ex.source)
+    import textwrap
+    for name, bodies in (("ref", [textwrap.dedent(r) for r in ex.program.reference]),
+                         ("stub", [None] * len(ex.program.reference))):
+        (subs / name).mkdir(parents=True)
+        (subs / name / f"{ex.name}.md").write_text(fill_regions(template, bodies), encoding="utf-8")
+    grade_class(ROOT, subs, tmp_path / "out", 2, Limits(cell_timeout=30), progress=False, exercises=exercises)
+    table = rows(tmp_path / "out")
+    assert all(status == "passed" for _, _, status in table["ref"]), table["ref"]
+    assert all(points == 0 for _, points, _ in table["stub"])
