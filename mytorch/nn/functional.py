@@ -48,3 +48,7 @@ from ._functional.normalization import *  # noqa: E402,F401,F403
 from ._functional.sparse import *  # noqa: E402,F401,F403
 
 __all__ += [*_act.__all__, *_attn.__all__, *_drop.__all__, *_norm.__all__, *_sparse.__all__]
+from ._functional import loss as _loss  # noqa: E402
+from ._functional.loss import *  # noqa: E402,F401,F403
+
+__all__ += [*_loss.__all__]

@@ -11,7 +11,8 @@ Two families live here:
   ``binary_cross_entropy_with_logits``) are single recorded ops: the forward is computed on the
   arrays and the backward is torch's closed-form gradient. That is faster, and it keeps the
   gradient finite where the composition would produce ``0 * inf = nan`` (a saturated sigmoid).
-  ``cross_entropy`` is ``nll_loss(log_softmax(x))``, exactly as in torch.
+  ``cross_entropy`` is ``nll_loss(log_softmax(x))``; for class-index targets the two are fused
+  into one op (same numbers, half the passes over the logits).
 """
 from __future__ import annotations
 

@@ -35,3 +35,8 @@ __all__ += ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "PReLU", "ReLU
             "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d",
             "InstanceNorm2d", "InstanceNorm3d", "GroupNorm", "LayerNorm", "GRU", "LSTM", "RNN",
             "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase", "Embedding"]
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss,  # noqa: E402
+                   L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
+
+__all__ += ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
+            "MSELoss", "NLLLoss", "SmoothL1Loss"]
