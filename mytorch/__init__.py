@@ -36,7 +36,10 @@ from ._ops.special import *  # noqa: F401,F403
 from ._printing import set_printoptions, get_printoptions  # noqa: F401
 from . import autograd, cuda, distributions, linalg, return_types, special, utils  # noqa: F401
 from . import nn  # noqa: F401
-from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa: F401
+                       no_grad, set_grad_enabled)
+from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,  # noqa: F401
+                                    set_anomaly_enabled)
 from ._storage import TypedStorage, UntypedStorage  # noqa: F401
 
 __version__ = "0.1.0"

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from .graph import _anomaly
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
-           "is_anomaly_check_nan_enabled"]
+           "is_anomaly_check_nan_enabled", "set_anomaly_enabled"]
 
 
 def is_anomaly_enabled() -> bool:
@@ -61,3 +61,8 @@ class set_detect_anomaly:
 
     def __exit__(self, *exc: object) -> None:
         _anomaly.enabled, _anomaly.check_nan = self._prev
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """``torch.set_anomaly_enabled``: the plain switch behind ``set_detect_anomaly``."""
+    _anomaly.enabled, _anomaly.check_nan = bool(enabled), bool(check_nan)
