@@ -1089,44 +1089,22 @@ def _invert(self: Tensor) -> Tensor:
     return bitwise_not(self)
 
 
-Tensor.__add__ = lambda self, other: add(self, other)
-Tensor.__radd__ = lambda self, other: add(other, self)
-Tensor.__iadd__ = lambda self, other: add_(self, other)
-Tensor.__sub__ = lambda self, other: sub(self, other)
-Tensor.__rsub__ = lambda self, other: sub(other, self)
-Tensor.__isub__ = lambda self, other: sub_(self, other)
-Tensor.__mul__ = lambda self, other: mul(self, other)
-Tensor.__rmul__ = lambda self, other: mul(other, self)
-Tensor.__imul__ = lambda self, other: mul_(self, other)
-Tensor.__truediv__ = lambda self, other: div(self, other)
-Tensor.__rtruediv__ = lambda self, other: div(other, self)
-Tensor.__itruediv__ = lambda self, other: self.div_(other)
-Tensor.__floordiv__ = lambda self, other: floor_divide(self, other)
-Tensor.__rfloordiv__ = lambda self, other: floor_divide(other, self)
-Tensor.__ifloordiv__ = lambda self, other: self.floor_divide_(other)
-Tensor.__mod__ = lambda self, other: remainder(self, other)
-Tensor.__rmod__ = lambda self, other: remainder(other, self)
-Tensor.__imod__ = lambda self, other: self.remainder_(other)
-Tensor.__pow__ = lambda self, other: pow(self, other)
-Tensor.__rpow__ = lambda self, other: pow(other, self)
-Tensor.__ipow__ = lambda self, other: self.pow_(other)
-Tensor.__matmul__ = lambda self, other: _matmul(self, other)
-Tensor.__rmatmul__ = lambda self, other: _matmul(other, self)
-Tensor.__and__ = lambda self, other: bitwise_and(self, other)
-Tensor.__rand__ = lambda self, other: bitwise_and(other, self)
-Tensor.__iand__ = lambda self, other: self.bitwise_and_(other)
-Tensor.__or__ = lambda self, other: bitwise_or(self, other)
-Tensor.__ror__ = lambda self, other: bitwise_or(other, self)
-Tensor.__ior__ = lambda self, other: self.bitwise_or_(other)
-Tensor.__xor__ = lambda self, other: bitwise_xor(self, other)
-Tensor.__rxor__ = lambda self, other: bitwise_xor(other, self)
-Tensor.__ixor__ = lambda self, other: self.bitwise_xor_(other)
-Tensor.__lshift__ = lambda self, other: bitwise_left_shift(self, other)
-Tensor.__rlshift__ = lambda self, other: bitwise_left_shift(other, self)
-Tensor.__ilshift__ = lambda self, other: self.bitwise_left_shift_(other)
-Tensor.__rshift__ = lambda self, other: bitwise_right_shift(self, other)
-Tensor.__rrshift__ = lambda self, other: bitwise_right_shift(other, self)
-Tensor.__irshift__ = lambda self, other: self.bitwise_right_shift_(other)
+def _binary_operators(name: str, fn: Callable, inplace: str | None) -> None:
+    """``a <op> b``, ``b <op> a`` (reflected) and ``a <op>= b`` (in place) for one operator."""
+    setattr(Tensor, f"__{name}__", lambda self, other: fn(self, other))
+    setattr(Tensor, f"__r{name}__", lambda self, other: fn(other, self))
+    if inplace is not None:
+        setattr(Tensor, f"__i{name}__", lambda self, other: getattr(self, inplace)(other))
+
+
+for _name, _fn, _inplace in [
+        ("add", add, "add_"), ("sub", sub, "sub_"), ("mul", mul, "mul_"),
+        ("truediv", div, "div_"), ("floordiv", floor_divide, "floor_divide_"),
+        ("mod", remainder, "remainder_"), ("pow", pow, "pow_"), ("matmul", _matmul, None),
+        ("and", bitwise_and, "bitwise_and_"), ("or", bitwise_or, "bitwise_or_"),
+        ("xor", bitwise_xor, "bitwise_xor_"), ("lshift", bitwise_left_shift, "bitwise_left_shift_"),
+        ("rshift", bitwise_right_shift, "bitwise_right_shift_")]:
+    _binary_operators(_name, _fn, _inplace)
 Tensor.__neg__ = lambda self: neg(self)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: abs(self)
