@@ -61,7 +61,8 @@ HOSTILE: dict[str, list[str]] = {
     "killpg": add("import os\nos.killpg(0, 9)\nreturn a + b"),
     "busy_loop": add("while True:\n    pass"),
     "sleep_no_alarm": add("import time\nwhile True:\n    try:\n        time.sleep(100)\n    except BaseException:\n        pass"),  # noqa: E501
-    "memory_flood": add("chunks = []\nwhile True:\n    chunks.append(bytearray(50 << 20))"),
+    # bytes(n) maps zero pages without touching them: RLIMIT_AS stops it at once, however loaded the machine
+    "memory_flood": add("chunks = []\nwhile True:\n    chunks.append(bytes(50 << 20))"),
     "fork_flood": add("import os\nwhile True:\n    os.fork()"),
     "thread": add("import threading\nthreading.Thread(target=lambda: None).start()\nreturn a + b"),
     "subprocess": add("import subprocess\nsubprocess.run(['true'])\nreturn a + b"),
