@@ -80,7 +80,16 @@ def _report_sync(title: str, report, root: Path, check: bool, fix: str) -> int:
 
 def cmd_exercises(project: Project, args: argparse.Namespace) -> int:
     from bookkit.exercises import sync
+    from bookkit.notebook import NotebookError, read_text
 
+    for path in project.solutions():
+        read_text(path)
+    for path in project.exercises():
+        try:
+            read_text(path)
+        except NotebookError as exc:
+            raise NotebookError(f"{exc} Or move it aside (it may hold a student's answers) and run "
+                                "`make exercises` to regenerate it.") from None
     report = sync(project.solutions(), project.exercises_dir, write=not args.check)
     return _report_sync("exercises/", report, project.root, args.check, "make exercises")
 
@@ -117,7 +126,12 @@ def cmd_grade(project: Project, args: argparse.Namespace) -> int:
         print(f"running {path.name} …", flush=True)
         results, problem = check_file(project.root, path.resolve(), Limits(cell_timeout=args.timeout))
         if problem:
-            details.append(f"{path.name}: {problem}")
+            details.append(f"{path.name}: {problem}\n    fix: repair the file (open it in JupyterLab "
+                           f"or an editor); `git diff {path}` shows your changes")
+        if not results and not problem:
+            print(f"error: {path}: has no graded test cells (code cells with `grade:` metadata). "
+                  "Pass an exercises/NN_slug_exercises.md file.", file=sys.stderr)
+            return 1
         for result in results:
             rows.append((path.name, result))
             if result.status != "passed":
@@ -135,6 +149,7 @@ def cmd_grade_class(project: Project, args: argparse.Namespace) -> int:
     from bookkit.grader.sandbox import Limits
 
     try:
+        check_class_paths(project, args.submissions.resolve(), args.out.resolve())
         results = grade_class(project.root, args.submissions.resolve(), args.out.resolve(), args.jobs,
                               Limits(cell_timeout=args.timeout), progress=not args.quiet)
     except InstructorError as exc:
@@ -144,20 +159,94 @@ def cmd_grade_class(project: Project, args: argparse.Namespace) -> int:
     return 0
 
 
+# Folders of the repository that grading must never write into (instructor and book files).
+PROTECTED = (".git", ".venv", "chapters", "solutions", "exercises", "notebooks", "mytorch", "bookkit",
+             "tests", "docs", "binder", "bench")
+
+
+def check_class_paths(project: Project, submissions: Path, out: Path) -> None:
+    """Refuse, before any grading, what would fail late or overwrite files; InstructorError says why.
+
+    ``submissions`` must hold at least one student folder with UTF-8 names; ``out`` must be a
+    writable folder outside the book's sources and outside ``submissions``.
+    """
+    from bookkit.grader.batch import InstructorError
+    from bookkit.grader.submissions import SUFFIXES, students
+
+    pick = "pick another OUT, e.g. OUT=grades (the default)"
+    root = project.root.resolve()
+    if out == root or any(out.is_relative_to(root / name) for name in PROTECTED):
+        raise InstructorError(f"OUT={out} is inside the book's own files; grading would write over "
+                              f"them: {pick}")
+    if out.is_relative_to(submissions):
+        raise InstructorError(f"OUT={out} is inside SUBMISSIONS={submissions}: its folders would be "
+                              f"graded as students next time; {pick} outside SUBMISSIONS")
+    if out.exists() and not out.is_dir():
+        raise InstructorError(f"OUT={out} is a file, not a folder: {pick}")
+    if not submissions.is_dir():
+        raise InstructorError(f"SUBMISSIONS={submissions}: no such folder. Pass SUBMISSIONS=<folder> holding "
+                              "one folder per student (named by the student's id).")
+    people = students(submissions)
+    if not people:
+        exercise_files = [p.name for p in submissions.iterdir() if p.suffix in SUFFIXES]
+        hint = (f" It holds exercise files ({', '.join(sorted(exercise_files)[:3])}): it looks like one "
+                "student's folder; put it inside a folder, as SUBMISSIONS/<student id>/."
+                if exercise_files else "")
+        raise InstructorError(f"SUBMISSIONS={submissions} holds no student folders.{hint} Expected one "
+                              "folder per student, named by the student's id, with their exercises/ files.")
+    strays = sorted(p.name for p in submissions.iterdir()
+                    if not p.is_dir() and not p.name.startswith((".", "__")))
+    if strays:
+        print(f"note: ignoring {len(strays)} file(s) at the top of SUBMISSIONS (not in a student folder): "
+              + ", ".join(strays[:5]) + (" …" if len(strays) > 5 else ""), file=sys.stderr)
+    bad = [path for person in people for path in (person, *person.rglob("*")) if not _utf8_name(path.name)]
+    if bad:
+        shown = "\n  ".join(ascii(str(path)) for path in bad[:10])
+        raise InstructorError(f"{len(bad)} name(s) in SUBMISSIONS are not valid UTF-8 (made on another "
+                              f"system's encoding):\n  {shown}\nRename them (e.g. with `mv`), then grade "
+                              "again.")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_text("", encoding="utf-8")
+        probe.unlink()
+    except OSError as exc:
+        raise InstructorError(f"OUT={out} cannot be written ({exc.strerror}): {pick}, "
+                              "or a folder you can write to") from None
+
+
+def _utf8_name(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def cmd_bench_grade(project: Project, args: argparse.Namespace) -> int:
     from bookkit.grader.bench import bench
 
     return bench(project.root, args.n, args.jobs)
 
 
-def _timeout(text: str) -> int:
+def _count(text: str, unit: str = "") -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number of seconds, not {text!r}") from None
+        raise argparse.ArgumentTypeError(f"must be a whole number{unit}, not {text!r}") from None
     if value <= 0:
-        raise argparse.ArgumentTypeError("must be positive")
+        raise argparse.ArgumentTypeError(f"must be positive, not {value}")
     return value
+
+
+def _positive(text: str) -> int:
+    """argparse type: a positive whole number (a count of workers or submissions)."""
+    return _count(text)
+
+
+def _timeout(text: str) -> int:
+    """argparse type: a positive whole number of seconds."""
+    return _count(text, " of seconds")
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -195,14 +284,14 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("grade-class", help="grade a class: gradebook, summary, bilingual feedback")
     p.add_argument("submissions", type=Path, help="folder with one folder per student (named by id)")
     p.add_argument("--out", type=Path, default=Path("grades"), help="output folder (default grades/)")
-    p.add_argument("--jobs", type=_timeout, default=2, help="parallel children (default 2)")
+    p.add_argument("--jobs", type=_positive, default=2, help="parallel children (default 2)")
     p.add_argument("--timeout", type=_timeout, default=20, help="seconds per test cell (default 20)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_grade_class)
 
     p = sub.add_parser("bench-grade", help="time grade-class on generated submissions")
-    p.add_argument("--n", type=_timeout, default=100, help="number of submissions (default 100)")
-    p.add_argument("--jobs", type=_timeout, default=2, help="parallel children (default 2)")
+    p.add_argument("--n", type=_positive, default=100, help="number of submissions (default 100)")
+    p.add_argument("--jobs", type=_positive, default=2, help="parallel children (default 2)")
     p.set_defaults(func=cmd_bench_grade)
     return parser
 
@@ -224,3 +313,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, NotebookError, ExecutionFailed) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # a file that cannot be read or written: name it and say why
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}. Check that the path exists and that you may "
+              "read and write it.", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130

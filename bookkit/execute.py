@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
 
 from nbclient import NotebookClient
@@ -68,7 +69,9 @@ def execute(
         on_cell_execute=remember,
     )
     try:
-        return client.execute(env=kernel_env(root))
+        # The kernel's own stderr (ipykernel start-up warnings, its shutdown messages) is noise in a
+        # terminal; what cells print to stderr still reaches the notebook through the kernel protocol.
+        return client.execute(env=kernel_env(root), stderr=subprocess.DEVNULL)
     except CellExecutionError as exc:
         error = f"{exc.ename}: {exc.evalue}" if exc.ename else _ANSI.sub("", str(exc))
         trace = _ANSI.sub("", str(exc)).strip().splitlines()

@@ -23,13 +23,12 @@ def read_notebook(path: Path | str) -> NotebookNode:
     if not path.is_file():
         what = "is a folder, not a notebook file" if path.is_dir() else "does not exist"
         raise NotebookError(f"{path}: {what}. Check the path (chapters are chapters/NN_slug.md).")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
+    text = read_text(path)
+    if not text.strip():
         raise NotebookError(
-            f"{path}: not valid UTF-8 text ({exc.reason} at byte {exc.start}). "
-            "Re-save the file as UTF-8."
-        ) from None
+            f"{path}: the file is empty. Restore it from git (`git diff {path}` shows what was lost) "
+            "or write its front matter and cells (see CONTRIBUTING.md)."
+        )
     if path.suffix == ".ipynb":
         try:
             return nbformat.reads(text, as_version=4)
@@ -39,6 +38,23 @@ def read_notebook(path: Path | str) -> NotebookNode:
                 "Restore it from git or regenerate it (make colab / make book)."
             ) from None
     return parse_myst(text, path)
+
+
+def read_text(path: Path) -> str:
+    """The UTF-8 text of ``path``; NotebookError (naming the file, line and fix) when it is not text."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise NotebookError(f"{path}: cannot be read ({exc.strerror}). Check the file's permissions.") \
+            from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise NotebookError(
+            f"{path}: not valid UTF-8 text (line {line}, byte {exc.start}: {exc.reason}); it may hold "
+            "binary junk. Remove the bad bytes or restore the file from git, and save it as UTF-8."
+        ) from None
 
 
 def parse_myst(text: str, path: Path | str = "<text>") -> NotebookNode:
