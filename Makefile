@@ -40,7 +40,7 @@ help: ## list the targets
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(BOOTPY) -m venv $(VENV)
-	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install --upgrade pip || echo "note: could not upgrade pip (offline?); going on with this one"
 	$(PY) -m pip install -e '.[dev,lab]'
 	@touch $@
 

@@ -21,13 +21,18 @@ KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3
 
 
 def install_cell_source(repo: str) -> str:
-    """The first cell of every Colab notebook: install mytorch (and bookkit) when missing."""
+    """The first cell of every Colab notebook: install what the book needs when it is missing.
+
+    ``mytorch[book]`` brings mytorch, bookkit (feedback, figures) and the figures' dependencies
+    (matplotlib, and mplfonts for the Chinese labels): see ``[project.optional-dependencies]``.
+    """
     return (
-        "# 若尚未安装 mytorch（例如在 Colab 上），先安装它 / Install mytorch when missing (e.g. on Colab)\n"
+        "# 若缺少本书的包（例如在 Colab 上），先安装 / "
+        "Install the book's packages when missing (e.g. on Colab)\n"
         "try:\n"
-        "    import mytorch\n"
+        "    import mytorch, bookkit, matplotlib, mplfonts\n"
         "except ImportError:\n"
-        f"    %pip install -q git+https://github.com/{repo}"
+        f'    %pip install -q "mytorch[book] @ git+https://github.com/{repo}"'
     )
 
 

@@ -150,7 +150,7 @@ def test_colab_notebook_is_deterministic_with_install_cell(fixtures_dir: Path) -
     install = data["cells"][0]
     assert install["cell_type"] == "code"
     source = "".join(install["source"])
-    assert "import mytorch" in source and "%pip install -q git+https://github.com/a/b" in source
+    assert "import mytorch" in source and '"mytorch[book] @ git+https://github.com/a/b"' in source
     assert all(c.get("outputs", []) == [] for c in data["cells"])
     assert all(c.get("metadata", {}).get("lang") in (None, "en") for c in data["cells"])
     assert "jupytext" not in data["metadata"]
