@@ -1,0 +1,225 @@
+"""Bad input everywhere: the book's commands must name the file, say what is wrong and what to do,
+and exit non-zero without a Python traceback. Also: saving from JupyterLab keeps every source
+byte-identical, and the Colab install cell brings what the notebooks import. Fast: nothing is executed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import jupytext
+import pytest
+from jupytext.config import find_jupytext_configuration_file, load_jupytext_configuration_file
+
+from bookkit import cli, colab
+from bookkit.project import Project
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted([*Project(ROOT).chapters(), *Project(ROOT).solutions(), *Project(ROOT).exercises()])
+FENCE = "`" * 3
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = cli.main([str(a) for a in argv])
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "Traceback" not in text
+    return code, text
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> Path:
+    """A minimal book checkout: pyproject with [tool.bookkit] and one good chapter."""
+    (tmp_path / "pyproject.toml").write_text('[tool.bookkit]\nrepo = "a/b"\n', encoding="utf-8")
+    for folder in ("chapters", "solutions", "exercises"):
+        (tmp_path / folder).mkdir()
+    shutil.copy(ROOT / "tests" / "fixtures" / "sample_chapter.md", tmp_path / "chapters" / "01_sample.md")
+    return tmp_path
+
+
+# ------------------------------------------------------------- saving from JupyterLab
+
+
+def _config_for(path: Path):
+    found = find_jupytext_configuration_file(str(path.parent))
+    assert found, f"no jupytext config found above {path}: JupyterLab would drop the `mytorch:` metadata"
+    return load_jupytext_configuration_file(found)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=[f"{p.parent.name}/{p.name}" for p in SOURCES])
+def test_jupytext_round_trip_is_byte_identical(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    nb = jupytext.reads(text, fmt="md:myst")
+    again = jupytext.writes(nb, fmt="md:myst", config=_config_for(path))
+    assert again == text, (
+        f"{path.relative_to(ROOT)} changes when saved from JupyterLab (jupytext): write its front matter "
+        "the way jupytext does: `.venv/bin/jupytext --to md:myst " f"{path.relative_to(ROOT)}`")
+
+
+def test_jupyterlab_save_keeps_metadata_and_drops_ui_noise(tmp_path: Path) -> None:
+    """What JupyterLab's jupytext contents manager writes back, with the UI's metadata noise."""
+    from jupytext.sync_contentsmanager import TextFileContentsManager
+
+    source = Project(ROOT).solutions()[0]
+    shutil.copy(ROOT / "jupytext.toml", tmp_path / "jupytext.toml")
+    shutil.copy(source, tmp_path / source.name)
+    manager = TextFileContentsManager(root_dir=str(tmp_path))
+    nb = manager.get(source.name, content=True, type="notebook")["content"]
+    assert nb.metadata["mytorch"]["chapter"] >= 1
+    for cell in nb.cells:
+        cell.metadata.update(collapsed=False, scrolled=True, execution={"iopub.status.busy": "t"})
+    nb.metadata["language_info"] = {"name": "python", "version": "3.11.7"}
+    manager.save({"type": "notebook", "format": "json", "content": nb}, source.name)
+    assert (tmp_path / source.name).read_text(encoding="utf-8") == source.read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------- corrupt files
+
+
+CORRUPTIONS = {
+    "empty": (b"", "empty"),
+    "binary": (b"---\njupytext: {}\n---\n\n\x00\xff\xfe junk\n", "line 5"),
+    "bad_yaml": (b"---\njupytext: [unclosed\nkernelspec: {}\n---\n\ntext\n", "front matter"),
+    "unclosed": (f"---\njupytext: {{}}\n---\n\n{FENCE}{{code-cell}} ipython3\nx = 1\n".encode(),
+                 "never closed"),
+}
+
+
+@pytest.mark.parametrize("kind", CORRUPTIONS)
+@pytest.mark.parametrize("command", ["check-bilingual", "check-teaches", "colab", "book"])
+def test_corrupt_chapter_named_with_fix_and_no_traceback(
+        book: Path, capsys: pytest.CaptureFixture[str], kind: str, command: str) -> None:
+    data, what = CORRUPTIONS[kind]
+    (book / "chapters" / "02_broken.md").write_bytes(data)
+    argv = [command, "--check"] if command == "colab" else [command]
+    if command == "book":
+        argv.append(str(book / "chapters" / "02_broken.md"))
+    code, text = run_cli(capsys, "--root", book, *argv)
+    assert code == 1
+    assert "02_broken.md" in text and what in text
+    assert not (book / "build").exists()
+
+
+@pytest.mark.parametrize("where", ["solutions", "exercises"])
+def test_exercises_check_on_binary_source_or_exercise(
+        book: Path, capsys: pytest.CaptureFixture[str], where: str) -> None:
+    (book / where / "01_sample_exercises.md").write_bytes(b"---\n\xff\xfe\n")
+    code, text = run_cli(capsys, "--root", book, "exercises", "--check")
+    assert code == 1 and f"{where}/01_sample_exercises.md" in text and "UTF-8" in text
+    if where == "exercises":
+        assert "make exercises" in text
+
+
+def test_grade_on_a_file_without_tests_fails(book: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, text = run_cli(capsys, "--root", book, "grade", book / "chapters" / "01_sample.md")
+    assert code == 1 and "no graded test cells" in text and "01_sample.md" in text
+
+
+def test_missing_file_is_named(book: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, text = run_cli(capsys, "--root", book, "check-bilingual", book / "chapters" / "nope.md")
+    assert code == 1 and "nope.md" in text and "does not exist" in text
+
+
+# ------------------------------------------------------------- instructors: make grade
+
+
+def _grade_class(capsys, book: Path, submissions: Path, out: Path) -> tuple[int, str]:
+    return run_cli(capsys, "--root", book, "grade-class", submissions, "--out", out, "--quiet")
+
+
+@pytest.mark.parametrize("out", ["solutions", "solutions/grades", "exercises", ".", "chapters/x"])
+def test_grade_refuses_out_inside_the_book(book: Path, tmp_path_factory, capsys, out: str) -> None:
+    subs = tmp_path_factory.mktemp("subs")
+    (subs / "alice").mkdir()
+    before = sorted(p.name for p in (book / "solutions").iterdir())
+    code, text = _grade_class(capsys, book, subs, book / out)
+    assert code == 2 and "inside the book's own files" in text and "OUT=grades" in text
+    assert sorted(p.name for p in (book / "solutions").iterdir()) == before
+
+
+def test_grade_refuses_out_inside_submissions_or_a_file_or_unwritable(
+        book: Path, tmp_path_factory, capsys) -> None:
+    subs = tmp_path_factory.mktemp("subs")
+    (subs / "alice").mkdir()
+    code, text = _grade_class(capsys, book, subs, subs / "grades")
+    assert code == 2 and "inside SUBMISSIONS" in text
+    (book / "afile").write_text("x", encoding="utf-8")
+    code, text = _grade_class(capsys, book, subs, book / "afile")
+    assert code == 2 and "is a file" in text
+    blocker = book / "blocker"
+    blocker.write_text("x", encoding="utf-8")  # a path under a file can never be created, even by root
+    code, text = _grade_class(capsys, book, subs, blocker / "grades")
+    assert code == 2 and "cannot be written" in text
+
+
+def test_grade_empty_stray_and_single_student_folders(book: Path, tmp_path_factory, capsys) -> None:
+    out = tmp_path_factory.mktemp("out")
+    subs = tmp_path_factory.mktemp("subs")
+    code, text = _grade_class(capsys, book, subs, out)
+    assert code == 2 and "no student folders" in text
+    (subs / "notes.txt").write_text("x", encoding="utf-8")
+    code, text = _grade_class(capsys, book, subs, out)
+    assert code == 2 and "no student folders" in text
+    (subs / "01_sample_exercises.md").write_text("x", encoding="utf-8")
+    code, text = _grade_class(capsys, book, subs, out)
+    assert code == 2 and "one student's folder" in text and "SUBMISSIONS/<student id>/" in text
+    code, text = _grade_class(capsys, book, tmp_path_factory.getbasetemp() / "nope", out)
+    assert code == 2 and "no such folder" in text
+
+
+def test_grade_refuses_non_utf8_names_before_grading(book: Path, tmp_path_factory, capsys) -> None:
+    subs = tmp_path_factory.mktemp("subs")
+    try:
+        (subs / "alice" / "sub").mkdir(parents=True)
+        (subs / "alice" / "sub" / b"ex\xfe.md".decode("utf-8", "surrogateescape")).write_text("x")
+    except (UnicodeEncodeError, OSError):
+        pytest.skip("this file system does not store non-UTF-8 names")
+    (subs / "stray.txt").write_text("x", encoding="utf-8")
+    code, text = _grade_class(capsys, book, subs, tmp_path_factory.mktemp("out"))
+    assert code == 2 and "not valid UTF-8" in text and "Rename" in text
+    assert "ignoring 1 file(s)" in text and "stray.txt" in text
+
+
+# ------------------------------------------------------------- arguments
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["grade-class", "x", "--jobs", "abc"], "must be a whole number, not 'abc'"),
+    (["bench-grade", "--n", "0"], "must be positive"),
+    (["grade", "--timeout", "soon"], "whole number of seconds"),
+])
+def test_bad_numbers_are_usage_errors(capsys, argv: list[str], message: str) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+make = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+
+
+@make
+@pytest.mark.parametrize("argv, message", [
+    (["test", "JOBS=abc"], "JOBS must be a positive number or 'auto'"),
+    (["lab", "PORT=x"], "PORT must be a number"),
+    (["no-such-target"], "unknown target 'no-such-target'"),
+])
+def test_make_rejects_bad_targets_and_values(argv: list[str], message: str) -> None:
+    done = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), *argv],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and message in done.stdout + done.stderr
+
+
+# ------------------------------------------------------------- Colab
+
+
+def test_colab_install_cell_brings_the_figure_dependencies() -> None:
+    source = colab.install_cell_source("owner/name")
+    assert '%pip install -q "mytorch[book] @ git+https://github.com/owner/name"' in source
+    assert "import mytorch, bookkit, matplotlib, mplfonts" in source
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"]
+    assert {"matplotlib", "mplfonts"} <= set(extras["book"])
+    assert {"jupytext", "pytest"} <= set(extras["dev"]) and "jupyterlab" in extras["lab"]
