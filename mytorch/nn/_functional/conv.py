@@ -1,17 +1,19 @@
 """Convolution (``conv1d/2d/3d``) and transposed convolution (``conv_transpose1d/2d/3d``).
 
 **im2col.** Each output pixel of a convolution is a dot product between the weight of one output
-channel and the input values under the kernel. Lay those values out as one row per output pixel
+channel and the input values under the kernel. Lay those values out as one column per output pixel
 (a strided *view* of the padded input, then one copy: :func:`_im2col`) and the whole convolution
-is a single matrix product ``cols @ weightᵀ`` — no Python loop over pixels. Channels-last rows
-make that product BLAS's fastest shape (many rows, few columns).
+is a matrix product ``weight @ cols`` per image — no Python loop over pixels. With the columns in
+that order the product lands directly in the output's ``(N, C, H, W)`` layout, so nothing is
+transposed or copied afterwards.
 
 **Three bilinear maps.** Write ``F(x, w)`` for the convolution. Its two gradients are again
 bilinear maps of the same shapes:
 
-* ``Bx(g, w)`` — the input gradient: ``g @ weight`` back to rows, then each row's values added
-  back where they came from ("col2im"). This *is* the transposed convolution.
-* ``Bw(x, g)`` — the weight gradient: ``gᵀ @ cols``.
+* ``Bx(g, w)`` — the input gradient: ``g @ weight`` gives, for every kernel tap, the values to
+  add back where that tap read from ("col2im"). This *is* the transposed convolution. It runs
+  channels last, which makes those additions long runs of contiguous memory.
+* ``Bw(x, g)`` — the weight gradient: ``g @ colsᵀ``, summed over the images.
 
 Each of the three is one recorded op whose backward calls the other two (e.g. the gradient of
 ``Bx(g, w)`` with respect to ``g`` is ``F(·, w)``), so gradients of gradients (``create_graph``)
@@ -47,45 +49,24 @@ class _Geometry(NamedTuple):
 
 
 # ------------------------------------------------------------------------- array level
-def _grouped(x: Any, g: int) -> Any:
-    """``(N, C, *S)`` → the view ``(G, N, *S, C/G)``: channels last, one block per group."""
-    n, c, d = x.shape[0], x.shape[1], x.ndim - 2
-    return x.reshape(n, g, c // g, *x.shape[2:]).transpose(1, 0, *range(3, 3 + d), 2)
+def _split(x: Any, g: int) -> Any:
+    """``(N, C, *S)`` → the view ``(N, G, C/G, *S)``: one block of channels per group."""
+    return x.reshape(x.shape[0], g, x.shape[1] // g, *x.shape[2:])
 
 
 def _im2col(x: Any, kernel: Sequence[int], out: Sequence[int], geo: _Geometry) -> Any:
-    """``(G, N*L, kernel taps × channels per group)``: one row per output pixel."""
-    xg = pad_array(_grouped(x, geo.groups), 2, geo.padding)              # (G, N, *S, Cg)
-    win = windows(xg, 2, out, kernel, geo.stride, geo.dilation)          # (G, N, *out, *k, Cg)
-    return win.reshape(geo.groups, -1, win.shape[-1] * math.prod(kernel))   # the one big copy
+    """``(N, G, C/G × kernel taps, L)``: column ``l`` holds the input under the kernel at output
+    pixel ``l``, in the order ``(channel, *tap)`` of the weight's flattened rows."""
+    d = len(kernel)
+    xp = pad_array(_split(x, geo.groups), 3, geo.padding)               # (N, G, Cg, *S)
+    win = windows(xp, 3, out, kernel, geo.stride, geo.dilation)          # (N, G, Cg, *out, *k)
+    win = win.transpose(0, 1, 2, *range(3 + d, 3 + 2 * d), *range(3, 3 + d))  # (N, G, Cg, *k, *out)
+    return win.reshape(x.shape[0], geo.groups, -1, math.prod(out))      # the one big copy
 
 
 def _weight_matrix(w: Any, g: int) -> Any:
-    """Weight ``(O, Cg, *k)`` as ``(G, O/G, k taps × Cg)``: the column order of :func:`_im2col`."""
-    d = w.ndim - 2
-    wg = w.reshape(g, w.shape[0] // g, *w.shape[1:])
-    return wg.transpose(0, 1, *range(3, 3 + d), 2).reshape(g, w.shape[0] // g, -1)
-
-
-def _weight_from_matrix(m: Any, shape: Sequence[int]) -> Any:
-    """Inverse of :func:`_weight_matrix`."""
-    d = len(shape) - 2
-    g, og = m.shape[:2]
-    return m.reshape(g, og, *shape[2:], shape[1]).transpose(0, 1, 2 + d, *range(2, 2 + d)) \
-        .reshape(shape)
-
-
-def _to_rows(y: Any, g: int) -> Any:
-    """``(N, O, *out)`` → ``(G, N*L, O/G)``, the row layout of the matrix products."""
-    n, o = y.shape[:2]
-    return y.reshape(n, g, o // g, -1).transpose(1, 0, 3, 2).reshape(g, -1, o // g)
-
-
-def _from_rows(r: Any, n: int, out: Sequence[int]) -> Any:
-    """``(G, N*L, O/G)`` → a contiguous ``(N, O, *out)``."""
-    g, _, og = r.shape
-    y = r.reshape(g, n, -1, og).transpose(1, 0, 3, 2).reshape(n, g * og, *out)
-    return y if y.flags.c_contiguous else y.copy()
+    """Weight ``(O, C/G, *k)`` as ``(G, O/G, C/G × taps)``: a reshape, no copy."""
+    return w.reshape(g, w.shape[0] // g, -1)
 
 
 def _conv_out(size: Sequence[int], kernel: Sequence[int], geo: _Geometry) -> tuple[int, ...]:
@@ -95,18 +76,29 @@ def _conv_out(size: Sequence[int], kernel: Sequence[int], geo: _Geometry) -> tup
 
 
 def _forward_arrays(x: Any, w: Any, geo: _Geometry) -> tuple[Any, Any]:
-    """``F(x, w)`` and the im2col rows it used (kept for the weight gradient)."""
+    """``F(x, w)`` and the im2col columns it used (kept for the weight gradient).
+
+    One batched product ``W[g] @ cols[n, g]`` per image and group lands directly in the output's
+    ``(N, C_out, *out)`` layout: no transpose, no copy after the product.
+    """
     out = _conv_out(x.shape[2:], w.shape[2:], geo)
     cols = _im2col(x, w.shape[2:], out, geo)
-    y = cols @ _weight_matrix(w, geo.groups).transpose(0, 2, 1)          # (G, N*L, O/G)
-    return _from_rows(y, x.shape[0], out), cols
+    y = _weight_matrix(w, geo.groups) @ cols                             # (N, G, O/G, L)
+    return y.reshape(x.shape[0], w.shape[0], *out), cols
+
+
+def _to_rows(y: Any, g: int) -> Any:
+    """``(N, O, *out)`` → ``(G, N*L, O/G)``: one row per output pixel, channels last."""
+    n, o = y.shape[:2]
+    return y.reshape(n, g, o // g, -1).transpose(1, 0, 3, 2).reshape(g, -1, o // g)
 
 
 def _input_grad_arrays(g: Any, w: Any, geo: _Geometry, size: Sequence[int]) -> Any:
     """``Bx(g, w)``: for every kernel tap, ``g @ W[tap]`` added back where that tap read from.
 
-    One batched product computes every tap's contribution as its own contiguous block
-    ``(N*L, Cg)``, which makes the col2im additions long, contiguous runs of memory.
+    This one works channels last: one batched product computes every tap's contribution as its
+    own contiguous block ``(N*L, Cg)``, so the col2im additions run over long, contiguous stretches
+    of memory (``W × C`` values per image row) instead of one short image row at a time.
     """
     d, groups, n = w.ndim - 2, geo.groups, g.shape[0]
     kernel, out = w.shape[2:], g.shape[2:]
@@ -124,13 +116,23 @@ def _input_grad_arrays(g: Any, w: Any, geo: _Geometry, size: Sequence[int]) -> A
     return dx.transpose(1, 0, d + 2, *range(2, d + 2)).reshape(n, groups * cg, *size)
 
 
+# Partial products of the weight gradient summed per chunk of images: bounded memory, few BLAS calls.
+_CHUNK = 1 << 22
+
+
 def _weight_grad_arrays(x: Any, g: Any, geo: _Geometry, kernel: Sequence[int],
                         cols: Any = None) -> Any:
-    """``Bw(x, g)``: ``gᵀ @ cols`` for every group, back in the weight's layout."""
+    """``Bw(x, g)``: ``Σ_n g[n, g] @ cols[n, g]ᵀ`` for every group, back in the weight's layout."""
     if cols is None:
         cols = _im2col(x, kernel, g.shape[2:], geo)
-    dw = _to_rows(g, geo.groups).transpose(0, 2, 1) @ cols                # (G, O/G, k*Cg)
-    return _weight_from_matrix(dw, (g.shape[1], x.shape[1] // geo.groups, *kernel))
+    n, groups = g.shape[0], geo.groups
+    rows = g.reshape(n, groups, g.shape[1] // groups, -1)                # (N, G, O/G, L)
+    cols_t = cols.transpose(0, 1, 3, 2)                                  # (N, G, L, Cg·taps)
+    dw = np.zeros_like(cols, shape=(groups, rows.shape[2], cols.shape[2]))
+    step = max(1, _CHUNK // dw.size)
+    for i in range(0, n, step):
+        dw += (rows[i:i + step] @ cols_t[i:i + step]).sum(0)
+    return dw.reshape(g.shape[1], x.shape[1] // groups, *kernel)
 
 
 # ------------------------------------------------------------------------ tensor level
