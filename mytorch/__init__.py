@@ -13,7 +13,11 @@ Where things live (mirroring torch's layout where it teaches something):
 """
 from __future__ import annotations
 
-from . import _dtype
+from . import _allocator
+
+_allocator.keep_freed_memory()  # reuse freed CPU memory between steps (see _allocator.py)
+
+from . import _dtype  # noqa: E402
 from ._dtype import (bool, cdouble, cfloat, complex64, complex128, double, dtype, finfo,  # noqa: A004
                      float, float16, float32, float64, get_default_dtype, half, iinfo, int,
                      int8, int16, int32, int64, long, promote_types, result_type, can_cast,
