@@ -5,6 +5,7 @@ runs them all.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -16,9 +17,19 @@ from .runner import Case
 N = 1_000_000
 
 
+@functools.cache
+def _array(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
 def _data(lib: ModuleType, *shape: int, seed: int = 0) -> Any:
-    """The same float32 numbers as a NumPy array, a mytorch tensor or a torch tensor."""
-    arr = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    """The same float32 numbers as a NumPy array, a mytorch tensor or a torch tensor.
+
+    All three share ONE array's memory (``from_numpy`` copies nothing), so where the data sits
+    (alignment, huge pages, cache) is the same for every library and the ratios measure only
+    what each library adds.
+    """
+    arr = _array(shape, seed)
     return arr if lib is np else lib.from_numpy(arr)
 
 
