@@ -29,7 +29,7 @@ endif
 
 OUT     ?= grades
 N       ?= 100
-TIMEOUT ?= 20
+TIMEOUT ?= 10
 
 .PHONY: help venv lab test checks book exercises colab check grade bench-grade bench clean
 
@@ -75,9 +75,9 @@ colab: $(STAMP) ## regenerate notebooks/{zh,en}/ for Colab
 check: $(STAMP) ## students: run your exercises' visible tests, print a verdict table
 	$(BOOKKIT) grade
 
-grade: $(STAMP) ## instructors: grade SUBMISSIONS=<dir> [OUT=grades] [JOBS=2] [TIMEOUT=20 s/test]
+grade: $(STAMP) ## instructors: grade SUBMISSIONS=<dir> [OUT=grades] [JOBS=2] [TIMEOUT=10 s/test]
 	@if [ -z "$(SUBMISSIONS)" ]; then \
-	  echo "usage: make grade SUBMISSIONS=<dir> [OUT=grades] [JOBS=2] [TIMEOUT=20]" >&2; \
+	  echo "usage: make grade SUBMISSIONS=<dir> [OUT=grades] [JOBS=2] [TIMEOUT=10]" >&2; \
 	  echo "  <dir> holds one folder per student, named by the student's id, with their exercises/ files" >&2; \
 	  exit 2; fi
 	$(BOOKKIT) grade-class "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(if $(filter auto,$(JOBS)),$(shell nproc),$(JOBS)) --timeout $(TIMEOUT)

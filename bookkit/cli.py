@@ -285,7 +285,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("submissions", type=Path, help="folder with one folder per student (named by id)")
     p.add_argument("--out", type=Path, default=Path("grades"), help="output folder (default grades/)")
     p.add_argument("--jobs", type=_positive, default=2, help="parallel children (default 2)")
-    p.add_argument("--timeout", type=_timeout, default=20, help="seconds per test cell (default 20)")
+    p.add_argument("--timeout", type=_timeout, default=10, help="seconds per test cell (default 10)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_grade_class)
 

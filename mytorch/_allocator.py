@@ -19,8 +19,6 @@ glibc's ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_``, or with ``MYTOR
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 
 __all__ = ["MMAP_THRESHOLD", "TRIM_THRESHOLD", "keep_freed_memory"]
@@ -37,6 +35,9 @@ def keep_freed_memory() -> bool:
         return False
     if "MALLOC_MMAP_THRESHOLD_" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ:
         return False  # the user tuned glibc already
+    import ctypes  # here, not at the top: no module attribute hands ctypes to other code
+    import ctypes.util
+
     name = ctypes.util.find_library("c")
     if not name or "libc.so" not in name:
         return False

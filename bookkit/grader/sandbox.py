@@ -1,22 +1,28 @@
 """Run one job in a fresh, isolated, resource-limited child (``runner.py``) and collect its records.
 
-The child runs ``python -I -S`` (no PYTHON* variables, no user site, no script folder on
-``sys.path``; the runner sets ``sys.path`` itself), in its own session and process group, in a
-fresh temporary folder with a scrubbed environment, under rlimits (address space, CPU, file size,
-open files, no core dumps, no new processes where the kernel enforces it). The parent enforces
-the wall clock per cell and kills the whole process group when a cell runs too long, when the
-child is done, and when anything goes wrong. Its stdout is discarded; stderr keeps a short tail
-for the instructor; records come only through a private pipe and must carry the job's nonce.
+Children are forked by a *zygote*: a ``python -I -S runner.py`` process (no PYTHON* variables, no
+user site, no script folder on ``sys.path``; the runner sets ``sys.path`` itself, with a scrubbed
+environment) that imported numpy and mytorch once and never runs student code. A fork is a fresh
+process with those imports done, in milliseconds instead of a quarter of a second. Each child gets
+its own session and process group, a fresh temporary folder, and rlimits (address space, CPU, file
+size, open files, no core dumps, no new processes where the kernel enforces it) before any student
+code runs. The parent enforces the wall clock per cell and kills the child's whole process group
+when a cell runs too long, when the child is done, and when anything goes wrong. Its stdout is
+discarded; stderr keeps a short tail for the instructor; records come only through a private pipe
+and must carry the job's nonce.
 """
 
 from __future__ import annotations
 
 import ast
+import atexit
+import contextlib
 import json
 import os
-import resource
 import secrets
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -29,13 +35,14 @@ RUNNER = Path(__file__).with_name("runner.py")
 MEMORY_LIMIT = 2 << 30  # bytes of address space
 MAX_RECORDS_BYTES = 64 << 20
 STDERR_TAIL = 4000
+ZYGOTE_START = 120  # seconds for a new zygote's imports and its first fork
 
 
 @dataclass(frozen=True)
 class Limits:
     """Per-child limits: seconds per cell (wall clock) and bytes of memory."""
 
-    cell_timeout: float = 20.0
+    cell_timeout: float = 10.0
     memory: int = MEMORY_LIMIT
 
 
@@ -62,49 +69,148 @@ def _trusted_paths(root: Path) -> tuple[list[str], list[str], list[str]]:
     return sys_path, read_ok, denied
 
 
-def _limit(pid: int, memory: int, cpu_seconds: int) -> None:
-    """Resource limits on the child (hard = soft: it cannot raise them again).
+def _env(home: str) -> dict[str, str]:
+    """The whole environment of the zygote and its children: nothing of the instructor's."""
+    return {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
 
-    Set with ``prlimit`` from the parent before the child gets its job (it waits on stdin until
-    then), not in a ``preexec_fn``, which is unsafe in a multi-threaded parent.
-    """
-    for what, value in ((resource.RLIMIT_AS, memory), (resource.RLIMIT_CPU, cpu_seconds),
-                        (resource.RLIMIT_FSIZE, 1 << 20), (resource.RLIMIT_NOFILE, 64),
-                        (resource.RLIMIT_CORE, 0), (resource.RLIMIT_NPROC, 0 if os.getuid() else 4096)):
+
+class ZygoteDied(Exception):
+    """The zygote stopped answering; the job counts as crashed and a new zygote is started."""
+
+
+class _Zygote:
+    """A ``python -I -S runner.py`` process that imported numpy and mytorch once and forks one
+    child per job (see ``runner.serve``). Used by one job at a time."""
+
+    def __init__(self, root: Path) -> None:
+        sys_path, _, _ = _trusted_paths(root)
+        self.home = tempfile.mkdtemp(prefix="grade-zygote-")
+        self.sock, theirs = socket.socketpair()
         try:
-            resource.prlimit(pid, what, (value, value))
-        except (ValueError, OSError):
-            pass
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(RUNNER), str(theirs.fileno()), json.dumps(sys_path)],
+                cwd=self.home, env=_env(self.home), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
+                start_new_session=True, close_fds=True)
+        finally:
+            theirs.close()
+        self.lines = self.sock.makefile("rb")
+
+    def fork(self, job: bytes, records_w: int, stderr_w: int) -> int:
+        """Hand ``job`` and the two pipes' write ends to a new child; return its pid."""
+        try:
+            socket.send_fds(self.sock, [b"%016d" % len(job)], [records_w, stderr_w])
+            self.sock.sendall(job)
+            self.sock.settimeout(ZYGOTE_START)  # the first job waits for the zygote's imports
+            line = self.lines.readline()
+            self.sock.settimeout(None)
+        except OSError as exc:
+            raise ZygoteDied(str(exc)) from None
+        if not line.startswith(b"PID "):
+            raise ZygoteDied(line.decode("utf-8", "replace").strip() or "no answer")
+        return int(line.split()[1])
+
+    def wait(self) -> int:
+        """Block until the zygote reports the child's exit; its exit code (negative: signal)."""
+        line = self.lines.readline()
+        if not line.startswith(b"EXIT "):
+            raise ZygoteDied("no exit status")
+        return int(line.split()[2])
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.lines.close()
+            self.sock.close()  # end of file: the zygote exits
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+_IDLE: dict[Path, list[_Zygote]] = {}
+_IDLE_LOCK = threading.Lock()
+
+
+def _take_zygote(root: Path, new: bool = False) -> _Zygote:
+    with _IDLE_LOCK:
+        idle = _IDLE.get(root)
+        if idle and not new:
+            return idle.pop()
+    return _Zygote(root)
+
+
+def _give_back(root: Path, zygote: _Zygote) -> None:
+    with _IDLE_LOCK:
+        _IDLE.setdefault(root, []).append(zygote)
+
+
+def _fork(root: Path, job: bytes, records_w: int, stderr_w: int, new: bool) -> tuple[_Zygote, int]:
+    """A child for ``job`` from an idle zygote, or from a new one when that one has died."""
+    for attempt in range(2):
+        try:
+            zygote = _take_zygote(root, new or attempt > 0)
+        except OSError as exc:  # no process could be started (fork limits, a broken interpreter)
+            raise ZygoteDied(f"starting Python failed: {exc}") from None
+        try:
+            return zygote, zygote.fork(job, records_w, stderr_w)
+        except ZygoteDied:
+            zygote.close()
+            if attempt:
+                raise
+    raise AssertionError("unreachable")
+
+
+def shutdown() -> None:
+    """Stop every idle zygote (the end of a grading run; also run at exit)."""
+    with _IDLE_LOCK:
+        zygotes = [z for idle in _IDLE.values() for z in idle]
+        _IDLE.clear()
+    for zygote in zygotes:
+        zygote.close()
+
+
+atexit.register(shutdown)
 
 
 def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: Limits,
-            start: int = 0, skip: frozenset[int] = frozenset()) -> ChildResult:
-    """Run ``cells`` (from ``start``, without ``skip``) in a sandboxed child; return its records."""
-    sys_path, read_ok, denied = _trusted_paths(root.resolve())
+            start: int = 0, skip: frozenset[int] = frozenset(), new_zygote: bool = False) -> ChildResult:
+    """Run ``cells`` (from ``start``, without ``skip``) in a sandboxed child; return its records.
+
+    ``new_zygote``: fork from a zygote started for this job, so that everything a process draws
+    at start-up (address layout, string hashing) differs from the other zygotes' children.
+    """
+    root = root.resolve()
+    sys_path, read_ok, denied = _trusted_paths(root)
     nonce = secrets.token_hex(16)
     runnable = sum(1 for i, c in enumerate(cells) if i not in skip)
+    cpu = int(limits.cell_timeout * max(runnable, 1)) + 10
+    rlimits = {"RLIMIT_AS": limits.memory, "RLIMIT_CPU": cpu, "RLIMIT_FSIZE": 1 << 20,
+               "RLIMIT_NOFILE": 64, "RLIMIT_CORE": 0}
+    if os.getuid():  # root ignores RLIMIT_NPROC; for everyone else: no new processes at all
+        rlimits["RLIMIT_NPROC"] = 0
     result = ChildResult()
     with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
-        read_fd, write_fd = os.pipe()
         job = {"cells": cells, "seed": seed, "hidden": hidden, "start": start, "skip": sorted(skip),
-               "nonce": nonce, "fd": write_fd, "sys_path": sys_path, "read_ok": read_ok,
-               "read_denied": denied, "cwd": tmp}
-        env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "LANG": "C.UTF-8",
-               "LC_ALL": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-               "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
-        cpu = int(limits.cell_timeout * max(runnable, 1)) + 10
+               "nonce": nonce, "read_ok": read_ok, "read_denied": denied, "cwd": tmp,
+               "limits": rlimits}
+        read_fd, write_fd = os.pipe()
+        err_r, err_w = os.pipe()
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(RUNNER)], cwd=tmp, env=env,
-                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                pass_fds=(write_fd,), start_new_session=True, close_fds=True)
-        finally:
+            zygote, pid = _fork(root, json.dumps(job).encode(), write_fd, err_w, new_zygote)
+        except ZygoteDied as exc:
+            os.close(read_fd)
+            os.close(err_r)
+            result.outcome, result.detail = "crashed", f"the grader could not start a child: {exc}"
+            return result
+        finally:  # the child holds the write ends now: end of file once it is gone
             os.close(write_fd)
-        _limit(proc.pid, limits.memory, cpu)
+            os.close(err_w)
         stderr_tail = bytearray()
         records: list[dict] = []
-        state = {"garbled": False}
-        got_record = threading.Event()
+        state: dict = {"garbled": False, "code": None}
+        got_record, exited = threading.Event(), threading.Event()
 
         def read_records() -> None:
             buffer, total, prefix = b"", 0, (nonce + " ").encode()
@@ -113,7 +219,7 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
                     total += len(chunk)
                     if total > MAX_RECORDS_BYTES:
                         state["garbled"] = True
-                        _kill(proc)
+                        _kill(pid)
                         return
                     buffer += chunk
                     *lines, buffer = buffer.split(b"\n")
@@ -124,22 +230,27 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
                             got_record.set()
 
         def read_stderr() -> None:
-            while chunk := proc.stderr.read(1 << 14):
-                stderr_tail.extend(chunk)
-                del stderr_tail[:-STDERR_TAIL]
+            with os.fdopen(err_r, "rb", buffering=0) as pipe:
+                while chunk := pipe.read(1 << 14):
+                    stderr_tail.extend(chunk)
+                    del stderr_tail[:-STDERR_TAIL]
+
+        def wait_exit() -> None:
+            try:
+                state["code"] = zygote.wait()
+            except (ZygoteDied, OSError, ValueError):
+                state["zygote_died"] = True
+            exited.set()
+            got_record.set()
 
         readers = [threading.Thread(target=read_records, daemon=True),
                    threading.Thread(target=read_stderr, daemon=True)]
-        for reader in readers:
-            reader.start()
-        try:
-            proc.stdin.write(json.dumps(job).encode())
-            proc.stdin.close()
-        except (BrokenPipeError, OSError):
-            pass
-        deadline = time.monotonic() + limits.cell_timeout + 30  # start-up (imports) + first cell
+        waiter = threading.Thread(target=wait_exit, daemon=True)
+        for thread in (*readers, waiter):
+            thread.start()
+        deadline = time.monotonic() + limits.cell_timeout + 30  # start-up + first cell
         seen = 0
-        while proc.poll() is None:
+        while not exited.is_set():
             got_record.wait(timeout=0.05)
             got_record.clear()
             if len(records) > seen:
@@ -148,10 +259,15 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
             if time.monotonic() > deadline:
                 result.outcome = "timeout"
                 break
-        _kill(proc)
-        proc.wait()
+        _kill(pid)
+        if not exited.wait(timeout=30):
+            state["zygote_died"] = True
         for reader in readers:
             reader.join(timeout=5)
+        if state.get("zygote_died"):
+            zygote.close()
+        else:
+            _give_back(root, zygote)
     for record in records:
         if record.get("ev") == "begin":
             result.running = record.get("cell")
@@ -163,7 +279,7 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
     done = any(r.get("ev") == "done" for r in records)
     if result.outcome != "timeout" and (not done or state["garbled"]):
         result.outcome = "crashed"
-    code = proc.returncode
+    code = state["code"]
     why = f"killed by signal {-code}" if code and code < 0 else f"exit code {code}"
     result.detail = f"{why}; stderr: {bytes(stderr_tail).decode('utf-8', 'replace')[-800:]}"
     return result
@@ -180,15 +296,16 @@ def _parse(line: bytes, prefix: bytes) -> dict | None:
     return record if isinstance(record, dict) else None
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def _kill(pid: int) -> None:
     """SIGKILL the child's whole process group (it is its own session leader)."""
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
 
-def run_all(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: Limits) -> ChildResult:
+def run_all(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: Limits,
+            new_zygote: bool = False) -> ChildResult:
     """Run every cell, restarting after a cell that timed out or crashed, without that cell.
 
     One hanging or process-killing cell then costs only the tests that need it. Finished test
@@ -199,7 +316,8 @@ def run_all(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
     tests = {i for i, c in enumerate(cells) if c["kind"] == "test"}
     while True:
         skip = frozenset(merged.stopped) | (tests & set(merged.ends))
-        result = run_job(root, cells, seed=seed, hidden=hidden, limits=limits, skip=skip)
+        result = run_job(root, cells, seed=seed, hidden=hidden, limits=limits, skip=skip,
+                         new_zygote=new_zygote)
         merged.ends.update(result.ends)
         merged.detail = result.detail
         if result.outcome == "done":
