@@ -351,6 +351,29 @@ def test_set_grad_enabled_as_a_call():
     same(fn)
 
 
+@pytest.mark.parametrize("mode", [False, True])
+def test_set_grad_enabled_as_a_decorator_changes_nothing_until_called(mode):
+    def fn(lib):
+        @lib.set_grad_enabled(mode)
+        def double(t):
+            return t * 2, lib.is_grad_enabled()
+
+        after_definition = lib.is_grad_enabled()
+        y, inside = double(leaf(lib, [1.0]))
+        return after_definition, inside, y.requires_grad, lib.is_grad_enabled()
+    same(fn)
+
+
+@pytest.mark.parametrize("outer", ["no_grad", "inference_mode"])
+def test_inference_mode_false_turns_grad_on(outer):
+    def fn(lib):
+        with getattr(lib, outer)():
+            with lib.inference_mode(False):
+                y = leaf(lib, [1.0]) * 2
+                return lib.is_grad_enabled(), lib.is_inference_mode_enabled(), y.requires_grad
+    same(fn)
+
+
 def test_inference_mode_tensors():
     def fn(lib):
         with lib.inference_mode():

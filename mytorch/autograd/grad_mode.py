@@ -98,6 +98,12 @@ class set_grad_enabled(_GradMode):
     def __enter__(self) -> None:
         STATE.enabled, STATE.inference = self._target
 
+    def __call__(self, func: F) -> F:
+        # ``@set_grad_enabled(False)`` ran __init__, which switched the mode at definition time:
+        # switch it back, the decorated function switches it only while it runs
+        STATE.enabled, STATE.inference = self._prev
+        return super().__call__(func)
+
 
 class inference_mode(_GradMode):
     """Like no_grad, and tensors made inside can never join a graph later (the old ``volatile``)."""
@@ -110,4 +116,5 @@ class inference_mode(_GradMode):
     def __init__(self, mode: Any = True) -> None:
         if callable(mode):
             mode = True
-        self._target = (not mode, bool(mode)) if mode else (STATE.enabled, False)
+        # InferenceMode(False) turns grad mode on, as torch's C++ guard does, even inside no_grad
+        self._target = (not mode, bool(mode))
