@@ -8,13 +8,16 @@ Tensors of any library are compared through NumPy arrays of plain dtypes (duck-t
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import re
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-__all__ = ["check_equal", "check_close", "check_shape", "check_raises", "check_true", "to_numpy"]
+__all__ = ["check_equal", "check_close", "check_shape", "check_raises", "check_true", "forbid", "to_numpy"]
 
 
 def to_numpy(value: Any) -> np.ndarray:
@@ -142,3 +145,61 @@ def check_true(condition: Any, what_zh: str, what_en: str, hint_zh: str = "", hi
         _fail("条件不成立", "condition is false", what_zh, what_en,
               [line for line in (hint_zh, hint_en) if line] or [f"得到 / got: {_show(condition)}"])
     _ok(what_zh, what_en)
+
+
+# ---------------------------------------------------------------- "do not use X"
+
+
+@functools.cache
+def _raiser(free: int, name: str) -> types.CodeType:
+    """Code that raises the bilingual 'not allowed' error, with ``free`` closure variables.
+
+    A function's code can only be replaced by code with as many free variables as its closure;
+    the raiser refers to them without using them. It names builtins only: it runs with the
+    replaced function's globals.
+    """
+    names = [f"_free{i}" for i in range(free)]
+    message = (f"这道练习不许调用 {name}：请用更基本的运算自己实现 / "
+               f"this exercise does not allow calling {name}: build it from simpler operations")
+    source = ("def _outer():\n" + "".join(f"    {n} = None\n" for n in names)
+              + "    def _forbidden(*args, **kwargs):\n"
+              + (f"        ({', '.join(names)},)\n" if names else "")
+              + f"        raise RuntimeError({message!r})\n    return _forbidden\n")
+    scope: dict[str, Any] = {}
+    exec(compile(source, "<forbid>", "exec"), scope)
+    return scope["_outer"]().__code__
+
+
+def _set_code(function: types.FunctionType, code: types.CodeType) -> None:
+    function.__code__ = code
+
+
+def _make_forbid(set_code: Callable[[types.FunctionType, types.CodeType], None]) -> Callable:
+    """``forbid`` that swaps code with ``set_code`` (the grader passes one its seal allows)."""
+
+    @contextlib.contextmanager
+    def forbid(*functions: Callable) -> Iterator[None]:
+        """Inside the block, calling any of ``functions`` raises a bilingual RuntimeError.
+
+        For exercises that say "do not use X": the function's code itself is swapped, so every
+        way of reaching it (``F.conv2d``, ``from … import conv2d``, a method on a tensor, a
+        library function that calls it) is caught. Only Python functions can be forbidden.
+        """
+        saved = []
+        for function in functions:
+            function = getattr(function, "__func__", function)  # a bound or class method
+            if not isinstance(function, types.FunctionType):
+                raise TypeError(f"forbid() needs Python functions, not {function!r}")
+            name = function.__qualname__
+            saved.append((function, function.__code__))
+            set_code(function, _raiser(len(function.__code__.co_freevars), name))
+        try:
+            yield
+        finally:
+            for function, code in reversed(saved):
+                set_code(function, code)
+
+    return forbid
+
+
+forbid = _make_forbid(_set_code)

@@ -90,6 +90,7 @@ HOSTILE: dict[str, list[str]] = {
                        "builtins.len = lambda x: 0\nm = sys.modules['__main__'].__dict__\n"
                        "m.update(_DENIED_EVENTS=(), _BLOCKED_MODULES=frozenset(), _FRAME_ATTRS=frozenset())\n"
                        f"return open({str(SOLUTIONS)!r}).read()"),
+    "code_swap": add("import mytorch\nmytorch.gather.__code__ = (lambda *a, **k: 0).__code__\nreturn a + b"),
     "damage_files": add(f"open({str(FIXTURE)!r}, 'w').write('gone')\nreturn a + b"),
 }
 # tampering is detected and fails every later test of the file too
@@ -142,7 +143,7 @@ def test_hostile_submission_gets_no_undeserved_points(batch, student: str) -> No
     if student in TAMPERING:
         assert ex1[1] == 0  # tampering: no points for the test that saw it
     elif student not in ("kill_parent", "killpg", "thread", "subprocess", "disk_flood", "signal_frames",
-                         "settrace", "class_swap", "damage_files") + tuple(HONEST_ENOUGH):
+                         "settrace", "class_swap", "code_swap", "damage_files") + tuple(HONEST_ENOUGH):
         assert ex1[1] == 0, table[student]
     else:  # the hostile part was refused (error): the visible answer is never trusted anyway
         assert ex1[2] != "passed" or student in HONEST_ENOUGH or ex1[1] <= 2
@@ -164,7 +165,7 @@ def test_hostile_submission_gets_no_undeserved_points(batch, student: str) -> No
     ("generator_frames", "error"), ("signal_frames", "error"), ("test_globals", "error"), ("gc_objects", "error"),  # noqa: E501
     ("read_solutions", "error"), ("read_fixture", "error"), ("read_proc", "error"), ("list_dirs", "error"),
     ("disk_flood", "error"), ("damage_files", "error"), ("thread", "error"), ("subprocess", "error"),
-    ("settrace", "error"), ("class_swap", "error"), ("fake_eq", "failed"), ("fake_array", "failed"),
+    ("settrace", "error"), ("class_swap", "error"), ("code_swap", "error"), ("fake_eq", "failed"), ("fake_array", "failed"),
     ("print_fake", "failed"), ("write_fake", "failed"), ("patch_random", "failed"), ("weaken_seal", "failed"),
 ])
 def test_each_threat_gets_its_status(batch, student: str, status: str) -> None:

@@ -97,3 +97,31 @@ def test_a_dead_zygote_is_replaced() -> None:
         os.killpg(zygote.proc.pid, signal.SIGKILL)
         zygote.proc.wait()
     assert probe("value = 2") == 2  # no crash for the student: a new zygote took over
+
+
+def test_forbid_in_a_graded_test_catches_every_route_and_restores() -> None:
+    student = ("import mytorch\nfrom mytorch import gather as g\n"
+               "def via_module(x, i): return mytorch.gather(x, 0, i)\n"
+               "def via_import(x, i): return g(x, 0, i)\n"
+               "def via_method(x, i): return x.gather(0, i)\n")
+    test = ("from bookkit.feedback import forbid\nimport mytorch\n"
+            "x, i = mytorch.arange(4.0), mytorch.tensor([1, 0])\nmessages = []\n"
+            "for f in (via_module, via_import, via_method):\n"
+            "    with forbid(mytorch.gather):\n"
+            "        try:\n            f(x, i)\n            messages.append('called')\n"
+            "        except RuntimeError as e:\n            messages.append(str(e).split(' / ')[1])\n"
+            "check_equal(messages, ['this exercise does not allow calling gather: build it from simpler "
+            "operations'] * 3, 'a', 'a')\n"
+            "check_equal(via_method(x, i).tolist(), [1.0, 0.0], 'b', 'b')\n")
+    cells = [{"kind": "code", "source": student}, {"kind": "test", "parts": [["visible", test]]}]
+    result = run_job(ROOT, cells, seed=1, hidden=True, limits=LIMITS)
+    end = result.ends[1]
+    assert end["error"] is None and end["tamper"] is None, end
+    from bookkit.grader.protocol import compare
+    assert all(compare(kind, got, exp, opts)[0] for kind, _, _, _, got, exp, opts in end["checks"]), end
+
+
+def test_student_code_cannot_swap_function_code() -> None:
+    cells = [{"kind": "code", "source": "import mytorch\nmytorch.gather.__code__ = (lambda: 0).__code__"}]
+    result = run_job(ROOT, cells, seed=1, hidden=True, limits=LIMITS)
+    assert tuple(result.ends[0]["error"]) == ("PermissionError", "not allowed while grading: setting __code__")
