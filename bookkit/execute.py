@@ -35,7 +35,9 @@ def kernel_env(root: Path | None) -> dict[str, str]:
         parts = [str(root), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
         env["PYTHONPATH"] = os.pathsep.join(parts)
     env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    env.setdefault("MPLBACKEND", "Agg")
+    # Figures must end up in the notebook as images, as in JupyterLab: the inline backend (not a
+    # bare Agg, which draws them nowhere; not a GUI one, there is no screen).
+    env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     return env
 
 

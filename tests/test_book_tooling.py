@@ -356,6 +356,18 @@ def test_build_writes_three_variants_and_html(tmp_path: Path, fixtures_dir: Path
     assert "zh/00.html" in index.read_text(encoding="utf-8")
 
 
+def test_figures_become_images_in_the_executed_notebook(tmp_path: Path) -> None:
+    """The book's pictures must reach the built notebooks and HTML, Chinese labels included."""
+    from bookkit.execute import execute
+
+    cells = ("```{code-cell} ipython3\nimport mytorch as torch\nfrom bookkit.figures import show_memory\n"
+             "show_memory(torch.arange(6).reshape(2, 3).t());\n```\n")
+    nb = execute(parse_myst(cells), "chapters/01_x.md", tmp_path, root=Path(__file__).resolve().parents[1],
+                 timeout=120)
+    images = [o for c in nb.cells for o in c.outputs if "image/png" in o.get("data", {})]
+    assert len(images) == 1, [o.get("output_type") for c in nb.cells for o in c.outputs]
+
+
 def test_failing_cell_names_chapter_cell_and_error(tmp_path: Path) -> None:
     from bookkit.execute import ExecutionFailed, execute
 
@@ -389,3 +401,25 @@ def test_regenerating_exercises_backs_up_student_answers(tmp_path):
     sync([sol], ex_dir, write=True)
     backups = list((ex_dir / ".backup").glob("01_demo_exercises.*.md"))
     assert len(backups) == 1 and "my answer" in backups[0].read_text(encoding="utf-8")
+
+
+def test_chinese_labels_render_with_a_cjk_font() -> None:
+    """No 'Glyph … missing from font' warning: the labels are drawn, not boxes."""
+    import warnings
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib import font_manager
+
+    from bookkit.figures import CJK_FONT, use_cjk_font
+
+    assert use_cjk_font() == CJK_FONT
+    assert "NotoSansCJK" in font_manager.findfont(CJK_FONT, fallback_to_default=False)
+    fig, ax = plt.subplots()
+    ax.set_title("张量的步长 / strides")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a missing glyph is a UserWarning
+        fig.canvas.draw()
+    plt.close(fig)
