@@ -46,13 +46,8 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP) ## create .venv and install everything (re-runs when pyproject.toml changes)
 
-LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
-$(LAB_SETTINGS): $(STAMP)
-	@mkdir -p $(dir $@)
-	@echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' > $@
-
-lab: $(STAMP) $(LAB_SETTINGS) ## start JupyterLab on chapters/ (.md chapters open as notebooks)
-	$(PY) -m jupyter lab --port=$(PORT) --ServerApp.root_dir=chapters $(if $(filter 0,$(shell id -u)),--allow-root)
+lab: $(STAMP) ## start JupyterLab on the book (chapters and exercises open as notebooks)
+	$(BOOKKIT) lab --port $(PORT)
 
 checks: $(STAMP) ## only the fast sync checks (bilingual, teaches, exercises, colab)
 	$(BOOKKIT) check-bilingual

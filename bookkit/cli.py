@@ -20,6 +20,7 @@ commands:
   grade            run the visible tests of exercises/*.md and print a verdict table
   grade-class      grade a class's submissions: gradebook, summary, bilingual feedback
   bench-grade      time grade-class on generated submissions (submissions per minute)
+  lab              start JupyterLab on the book (chapters and exercises open as notebooks)
 """
 
 
@@ -223,6 +224,17 @@ def _utf8_name(name: str) -> bool:
     return True
 
 
+def cmd_lab(project: Project, args: argparse.Namespace) -> int:
+    import os
+
+    from bookkit.lab import command, write_settings
+
+    write_settings()
+    argv = command(project, args.port, browser=not args.no_browser)
+    os.execv(argv[0], argv)  # JupyterLab takes over this process (Ctrl-C stops it)
+    return 0  # pragma: no cover - execv does not return
+
+
 def cmd_bench_grade(project: Project, args: argparse.Namespace) -> int:
     from bookkit.grader.bench import bench
 
@@ -242,6 +254,14 @@ def _count(text: str, unit: str = "") -> int:
 def _positive(text: str) -> int:
     """argparse type: a positive whole number (a count of workers or submissions)."""
     return _count(text)
+
+
+def _port(text: str) -> int:
+    """argparse type: a TCP port number."""
+    value = _count(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number (1-65535), not {value}")
+    return value
 
 
 def _timeout(text: str) -> int:
@@ -288,6 +308,11 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=_timeout, default=10, help="seconds per test cell (default 10)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_grade_class)
+
+    p = sub.add_parser("lab", help="start JupyterLab on the book")
+    p.add_argument("--port", type=_port, default=8888, help="port (default 8888)")
+    p.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    p.set_defaults(func=cmd_lab)
 
     p = sub.add_parser("bench-grade", help="time grade-class on generated submissions")
     p.add_argument("--n", type=_positive, default=100, help="number of submissions (default 100)")

@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from bookkit.lab import command, write_settings
+from bookkit.project import Project
+
 ROOT = Path(__file__).resolve().parent.parent
 WAIT = 60  # seconds, for start-up and for each request
 
@@ -36,20 +39,16 @@ def get(url: str, token: str) -> tuple[int, bytes]:
 
 
 @pytest.mark.timeout(180)
-def test_lab_serves_chapter_as_notebook(tmp_path: Path) -> None:
-    chapters = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
-    # Until the first chapter exists, serve the fixture chapter the same way.
-    root_dir = ROOT / "chapters" if chapters else ROOT / "tests" / "fixtures"
-    chapter = chapters[0].name if chapters else "sample_chapter.md"
+def test_lab_serves_chapters_and_exercises_as_notebooks(tmp_path: Path) -> None:
+    """Start JupyterLab exactly as `make lab` does (bookkit.lab.command) and open two .md files."""
+    project = Project(ROOT)
+    files = [p.relative_to(ROOT).as_posix() for p in (project.chapters()[0], project.exercises()[0])]
     port, token = free_port(), secrets.token_hex(16)
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
                JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
     log = open(tmp_path / "lab.log", "wb")  # noqa: SIM115 - closed in finally
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-         f"--ServerApp.token={token}", f"--ServerApp.root_dir={root_dir}",
-         "--ServerApp.port_retries=0", "--allow-root"],
-        stdout=subprocess.DEVNULL, stderr=log, env=env, start_new_session=True)
+    server = subprocess.Popen(command(project, port, browser=False, token=token),
+                              stdout=subprocess.DEVNULL, stderr=log, env=env, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + WAIT
@@ -62,15 +61,25 @@ def test_lab_serves_chapter_as_notebook(tmp_path: Path) -> None:
                 pass
             assert time.monotonic() < deadline, f"jupyter lab did not answer within {WAIT} s"
             time.sleep(0.5)
-        status, body = get(f"{base}/api/contents/{chapter}?type=notebook", token)
-        assert status == 200, f"GET {chapter} as notebook: HTTP {status}: {body[:500]!r}"
-        model = json.loads(body)
-        assert model["type"] == "notebook", "jupytext's contents manager did not open the .md"
-        cells = model["content"]["cells"]
-        assert cells and {c["cell_type"] for c in cells} >= {"markdown", "code"}
+        for name in files:
+            status, body = get(f"{base}/api/contents/{name}?type=notebook", token)
+            assert status == 200, f"GET {name} as notebook: HTTP {status}: {body[:500]!r}"
+            model = json.loads(body)
+            assert model["type"] == "notebook", "jupytext's contents manager did not open the .md"
+            cells = model["content"]["cells"]
+            assert cells and {c["cell_type"] for c in cells} >= {"markdown", "code"}
+        status, body = get(f"{base}/lab", token)
+        assert status == 200 and b"JupyterLab" in body
     finally:
         stop(server)
         log.close()
+
+
+def test_lab_settings_make_jupytext_the_default_viewer(tmp_path: Path) -> None:
+    path = write_settings(tmp_path)
+    viewers = json.loads(path.read_text())["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]
+    assert viewers["markdown"] == "Jupytext Notebook"
+    assert write_settings(tmp_path) == path  # idempotent
 
 
 def stop(server: subprocess.Popen[bytes]) -> None:
