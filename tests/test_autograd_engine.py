@@ -6,8 +6,10 @@ Most tests run one snippet written against the torch API on both libraries (``li
 from __future__ import annotations
 
 import gc
+import os
 import re
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -698,3 +700,545 @@ def test_checkpoint_warns_without_use_reentrant():
     x = mytorch.ones(2, requires_grad=True)
     with pytest.warns(UserWarning, match="use_reentrant parameter should be passed explicitly"):
         mytorch.utils.checkpoint.checkpoint(lambda a: a * 2, x)
+
+
+# ============================================================================ saved tensors
+def _nn(lib):
+    import mytorch.nn  # noqa: F401  (not imported by ``import mytorch``)
+
+    return lib.nn.functional
+
+
+# ops whose backward reads their own output: changing it in place must be caught
+SAVES_OUTPUT = {
+    "max": lambda lib, a: a.max(),
+    "min": lambda lib, a: a.min(),
+    "amax": lambda lib, a: a.amax(0),
+    "amin": lambda lib, a: a.amin(0),
+    "prod": lambda lib, a: a.prod(),
+    "prod_dim": lambda lib, a: a.reshape(2, 2).prod(1),
+    "cumprod": lambda lib, a: a.cumprod(0),
+    "logsumexp": lambda lib, a: a.logsumexp(0),
+    "norm": lambda lib, a: a.norm(),
+    "std": lambda lib, a: a.std(),
+    "det": lambda lib, a: lib.linalg.det(a.reshape(2, 2)),
+    "inverse": lambda lib, a: lib.linalg.inv(a.reshape(2, 2)),
+    "exp": lambda lib, a: a.exp(),
+    "softmax": lambda lib, a: _nn(lib).softmax(a, 0),
+    "pow_tensor": lambda lib, a: lib.pow(2.0, a),
+}
+
+
+@pytest.mark.parametrize("op", SAVES_OUTPUT)
+def test_in_place_change_of_a_saved_output_is_caught(op):
+    def fn(lib):
+        x = leaf(lib, [1.5, 0.5, 2.0, -1.0])
+        y = SAVES_OUTPUT[op](lib, x * 1)
+        y.mul_(2)
+        y.sum().backward()
+    raises_like(fn, "modified by an inplace operation")
+
+
+# ops whose backward reads an input: changing it in place must be caught
+SAVES_INPUT = {
+    "logsumexp": lambda lib, a, t: a.logsumexp(0),
+    "mse_input": lambda lib, a, t: _nn(lib).mse_loss(a, t),
+    "mse_target": lambda lib, a, t: _nn(lib).mse_loss(t, a.detach()),
+}
+
+
+@pytest.mark.parametrize("op", SAVES_INPUT)
+def test_in_place_change_of_a_saved_input_is_caught(op):
+    def fn(lib):
+        x = leaf(lib, [1.5, 0.5, 2.0, -1.0])
+        t = leaf(lib, [0.3, -0.2, 0.7, 1.1]) * 1
+        a = x * 1
+        y = SAVES_INPUT[op](lib, a, t)
+        (t if op == "mse_target" else a).add_(1)
+        y.sum().backward()
+    raises_like(fn, "modified by an inplace operation")
+
+
+@pytest.mark.parametrize("op", ["where", "gather", "index_select", "masked_fill"])
+def test_in_place_change_of_a_saved_index_or_mask_is_caught(op):
+    def fn(lib):
+        x = leaf(lib, [1.5, 0.5, 2.0, -1.0])
+        if op in ("where", "masked_fill"):
+            c = x > 0
+            y = lib.where(c, x, x * 2) if op == "where" else x.masked_fill(c, 0.0)
+        else:
+            c = lib.tensor([0, 2, 1])
+            y = x.gather(0, c) if op == "gather" else x.index_select(0, c)
+        c.fill_(0)
+        y.sum().backward()
+    raises_like(fn, "modified by an inplace operation")
+
+
+def test_erfinv_recomputes_from_its_input_like_torch():
+    def fn(lib):
+        x = leaf(lib, [0.1, -0.4, 0.7])
+        y = x.erfinv()
+        z = y * 1
+        y.mul_(3)               # torch saves the input, not the output: no error
+        z.sum().backward()
+        return x.grad
+    same(fn, atol=1e-10)
+
+
+def test_version_error_names_the_producer_of_a_saved_output():
+    def fn(lib):
+        x = leaf(lib, [1.0, 2.0, 3.0])
+        y = x.exp()
+        z = y * 1
+        y.add_(1)               # y's grad_fn is now AddBackward0, but Exp saved it
+        (z * y).sum().backward()
+    raises_like(fn, re.escape("[torch.DoubleTensor [3]], which is output 0 of Exp, is at version 1"))
+
+
+@pytest.mark.parametrize("change", ["base", "view"])
+def test_version_error_names_a_changed_view_as_strided(change):
+    def fn(lib):
+        x = leaf(lib, [1.0, 2.0, 3.0])
+        a = x * 1
+        v = a[1:]
+        w = v * v
+        (a if change == "base" else v).mul_(2)
+        w.sum().backward()
+    raises_like(fn, re.escape("[torch.DoubleTensor [2]], which is output 0 of AsStrided,"))
+
+
+def test_version_error_names_copy_slices():
+    def fn(lib):
+        x = leaf(lib, [1.0, 2.0, 3.0])
+        a = x * 1
+        c = a * a
+        a[0:1].mul_(3)
+        c.sum().backward()
+    raises_like(fn, re.escape("which is output 0 of torch::autograd::CopySlices, is at version 1"))
+
+
+# saved only when the other operand needs the gradient (torch's rule): no false version errors
+NOT_SAVED = {
+    "mul_number": lambda lib, a, c: a * 3,
+    "mul_constant": lambda lib, a, c: a * c,
+    "reciprocal_number": lambda lib, a, c: 1 / a,
+    "div_by_constant": lambda lib, a, c: c / (c + a.detach()) + a / c,
+    "lerp_number": lambda lib, a, c: lib.lerp(a, c, 0.3),
+    "matmul_constant": lambda lib, a, c: a.reshape(2, 2) @ c.reshape(2, 2),
+    "embedding_weight": lambda lib, a, c: _nn(lib).embedding(lib.tensor([1, 0, 1]),
+                                                              a.reshape(2, 2)),
+}
+
+
+@pytest.mark.parametrize("op", NOT_SAVED)
+def test_no_version_error_for_operands_backward_does_not_read(op):
+    def fn(lib):
+        x = leaf(lib, [1.5, 0.5, 2.0, -1.0])
+        c = lib.tensor([0.5, 2.0, -1.0, 3.0], dtype=lib.float64)
+        a = x * 1
+        y = NOT_SAVED[op](lib, a, c)
+        a.mul_(1.5)
+        y.sum().backward()
+        return x.grad
+    same(fn)
+
+
+def test_second_backward_works_when_no_node_saved_a_tensor():
+    def fn(lib):
+        x = leaf(lib, [1.0, 2.0])
+        y = (x + x).sum()
+        y.backward()
+        y.backward()
+        return x.grad
+    same(fn)
+
+
+def test_second_backward_fails_only_at_a_node_that_saved_tensors():
+    def fn(lib):
+        x = leaf(lib, [1.0, 2.0])
+        y = (x * x + x).sum()
+        y.backward()
+        y.backward()
+    raises_like(fn, "Trying to backward through the graph a second time")
+
+
+def test_custom_function_releases_what_it_saved():
+    x = mytorch.ones(3, requires_grad=True)
+    h = x * 2
+
+    class Twice(mytorch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return g * 2 + a * 0
+
+    y = Twice.apply(h)
+    ref = weakref.ref(h)
+    node = y.grad_fn
+    del h
+    assert ref() is not None            # saved for backward
+    assert "_to_save" not in node.__dict__
+    y.sum().backward()
+    assert ref() is None                # backward freed it, as torch does
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        node.saved_tensors
+
+
+# ============================================================================ freeing the graph
+GRAPHS = {
+    "pointwise": lambda lib, x: (x * 2).exp().tanh().sigmoid().relu().sqrt().sum(),
+    "reductions": lambda lib, x: x.amax(1).sum() + x.prod() + x.cumprod(0).logsumexp(0).sum()
+    + x.norm() + x.std(),
+    "linalg": lambda lib, x: lib.linalg.inv(x[:3, :3] + 4 * lib.eye(3)).sum()
+    + lib.linalg.det(x[:3, :3]) + lib.linalg.matrix_norm(x, ord=2),
+    "nn": lambda lib, x: _nn(lib).log_softmax(x, 1).sum() + _nn(lib).softmax(x, 0).sum()
+    + _nn(lib).mse_loss(x, x.detach() * 2),
+    "in_place": lambda lib, x: (x * 1).exp_().sum(),
+    "custom_function": lambda lib, x: _Exp.apply(x).sum(),
+    "checkpoint": lambda lib, x: lib.utils.checkpoint.checkpoint(
+        lambda a: a.sin().exp(), x, use_reentrant=False).sum(),
+}
+
+
+class _Exp(mytorch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        y = a.exp()
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_a_graph_is_freed_by_reference_counting_alone(graph):
+    """Like torch, a graph never back-propagated goes away with its output: no reference cycle
+    (an op's closure keeping the op's own output) may wait for the cyclic garbage collector."""
+    x = mytorch.from_numpy(np.random.default_rng(0).standard_normal((3, 4))).requires_grad_()
+    gc.collect()
+    gc.disable()
+    try:
+        y = GRAPHS[graph](mytorch, x)
+        nodes, stack = [], [y.grad_fn]
+        while stack:
+            node = stack.pop()
+            if node is None or any(n is node for n in nodes):
+                continue
+            nodes.append(node)
+            stack.extend(n for n, _ in node.next_functions)
+        refs = [weakref.ref(n) for n in nodes if not isinstance(n, mytorch.autograd.graph
+                                                                 .AccumulateGrad)]
+        saved = [weakref.ref(t._data) for n in nodes for t, _ in n._saved
+                 if t._data is not x._data]
+        del y, nodes, node, stack
+        assert all(r() is None for r in refs), [r() for r in refs if r() is not None]
+        assert all(r() is None for r in saved)
+    finally:
+        gc.enable()
+
+
+def test_a_leaf_does_not_keep_its_accumulate_grad_alive():
+    gc.collect()
+    gc.disable()
+    try:
+        x = mytorch.ones(2, requires_grad=True)
+        y = x * 2
+        acc = weakref.ref(y.grad_fn.next_functions[0][0])
+        assert y.grad_fn.next_functions[0][0] is (x * 3).grad_fn.next_functions[0][0]
+        del y
+        assert acc() is None
+        ref = weakref.ref(x)
+        z = x * 2
+        del x
+        assert ref() is not None     # the graph keeps its leaf
+        del z
+        assert ref() is None
+    finally:
+        gc.enable()
+
+
+def test_backward_with_create_graph_warns_once():
+    mytorch.autograd._create_graph_warned = False
+    x = mytorch.ones(2, requires_grad=True)
+    with pytest.warns(UserWarning, match="create a reference cycle between the parameter and its "
+                                         "gradient"):
+        (x * x).sum().backward(create_graph=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (x * x).sum().backward(create_graph=True)
+        mytorch.autograd.grad((x * x).sum(), x, create_graph=True)
+
+
+def test_requires_grad_on_integers_messages():
+    raises_like(lambda lib: lib.tensor([1, 2]).requires_grad_(),
+                "^only Tensors of floating point dtype can require gradients$")
+    raises_like(lambda lib: setattr(lib.tensor([1, 2]), "requires_grad", True),
+                "^only Tensors of floating point and complex dtype can require gradients$")
+
+
+def test_anomaly_trace_shows_only_the_callers_frames(recwarn):
+    with mytorch.autograd.detect_anomaly():
+        q = mytorch.tensor([0.0, 1.0], requires_grad=True)
+        r = (q * 1).sqrt_() * 0  # an in-place op: more of mytorch's own frames on the stack
+        with pytest.raises(RuntimeError):
+            r.sum().backward()
+    trace = [str(w.message) for w in recwarn.list if "Error detected in" in str(w.message)][-1]
+    lib_dir = os.path.dirname(mytorch.__file__)
+    assert "(q * 1).sqrt_()" in trace and lib_dir not in trace, trace
+
+
+# ============================================================================ hooks
+def test_hooks_and_retain_grad_on_each_output_of_a_multi_output_function():
+    def fn(lib):
+        class Split(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, x * 3
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                return ga * 2 + gb * 3
+
+        x = leaf(lib, [1.0, 2.0])
+        a, b = Split.apply(x)
+        seen = []
+        a.register_hook(lambda g: seen.append(g.clone()))
+        b.register_hook(lambda g: g * 10)
+        a.retain_grad()
+        b.retain_grad()
+        (a * a + b).sum().backward()
+        return x.grad, a.grad, b.grad, seen
+    same(fn)
+
+
+def test_node_pre_hook_sees_every_output_of_a_multi_output_node():
+    def fn(lib):
+        class Split(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, x * 3
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                return ga + gb
+
+        x = leaf(lib, [1.0, 2.0])
+        a, b = Split.apply(x)
+        a.grad_fn.register_prehook(lambda gs: (gs[0] * 0, gs[1] * 5))
+        (a + b).sum().backward()
+        return x.grad
+    same(fn)
+
+
+def test_node_hook_return_value_replaces_its_gradients():
+    def fn(lib):
+        x, w = leaf(lib, [1.0, 2.0]), leaf(lib, [3.0, -1.0])
+        y = x * w
+        y.grad_fn.register_hook(lambda gi, go: (gi[0] * 100, None))
+        y.sum().backward()
+        return x.grad, w.grad is None
+    same(fn)
+
+
+# ============================================================================ double backward
+DOUBLE = {
+    "prod_zero": lambda lib, x: x.prod(),
+    "prod_zeros_dim": lambda lib, x: x.reshape(2, 3).prod(0),
+    "prod_two_zeros": lambda lib, x: (x * lib.tensor([1.0, 1, 1, 0, 1, 1], dtype=lib.float64))
+    .prod(),
+    "cumprod_zero": lambda lib, x: x.cumprod(0),
+    "cumprod_zeros_2d": lambda lib, x: x.reshape(2, 3).cumprod(1),
+    "erfinv": lambda lib, x: (x * 0.3).erfinv(),
+    "mul_": lambda lib, x: (x * 1).mul_(x),
+    "mul_number_": lambda lib, x: (x * x).mul_(3),
+    "view_mul_": lambda lib, x: _view_mul(x),
+    "setitem": lambda lib, x: _setitem(lib, x),
+    "matrix_norm_2": lambda lib, x: lib.linalg.matrix_norm(x.reshape(2, 3) + 1, ord=2),
+    "matrix_norm_nuc": lambda lib, x: lib.linalg.matrix_norm(x.reshape(3, 2) + 1, ord="nuc"),
+    "scatter_reduce_prod": lambda lib, x: (x + 1).scatter_reduce(
+        0, lib.tensor([0, 1, 0, 2]), x[:4] * 2 + 1, "prod"),
+    "det_singular": lambda lib, x: lib.linalg.det(x[:4].reshape(2, 2) * 0 + lib.tensor(
+        [[1.0, 2.0], [2.0, 4.0]], dtype=lib.float64) + x[:4].reshape(2, 2) * 0),
+}
+
+
+def _view_mul(x):
+    y = x * 1
+    y[1:3].mul_(x[:2])
+    return y
+
+
+def _setitem(lib, x):
+    b = lib.zeros(6, dtype=lib.float64)
+    b[1:3] = x[:2] * x[3:5]
+    return b
+
+
+@pytest.mark.parametrize("op", DOUBLE)
+def test_second_derivatives_match_torch(op):
+    def fn(lib):
+        x = leaf(lib, [2.0, 0.0, -1.5, 0.5, 3.0, 0.7])
+        y = DOUBLE[op](lib, x)
+        w = lib.from_numpy(np.linspace(0.5, 2.0, y.numel()).reshape(tuple(y.shape)))
+        (g,) = lib.autograd.grad((y * w).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        return g, gg
+    same(fn, atol=1e-9)
+
+
+# piecewise-linear ops: the gradient is a function of the input too, with derivative zero
+PIECEWISE = {
+    "relu": lambda lib, x: lib.relu(x),
+    "leaky_relu": lambda lib, x: _nn(lib).leaky_relu(x, 0.1),
+    "hardtanh": lambda lib, x: _nn(lib).hardtanh(x),
+    "relu6": lambda lib, x: _nn(lib).relu6(x),
+    "prelu": lambda lib, x: _nn(lib).prelu(x, lib.tensor([0.25], dtype=lib.float64)),
+    "elu": lambda lib, x: _nn(lib).elu(x, 0.7),
+    "max_pool1d": lambda lib, x: _nn(lib).max_pool1d(x, 2),
+    "max_pool2d": lambda lib, x: _nn(lib).max_pool2d(x.unsqueeze(0), 2),
+    "avg_pool1d": lambda lib, x: _nn(lib).avg_pool1d(x, 2),
+    "adaptive_max_pool1d": lambda lib, x: _nn(lib).adaptive_max_pool1d(x, 2),
+    "adaptive_avg_pool2d": lambda lib, x: _nn(lib).adaptive_avg_pool2d(x.unsqueeze(0), (1, 3)),
+    "nll_loss": lambda lib, x: _nn(lib).nll_loss(x, lib.tensor([1, 3])),
+}
+
+
+@pytest.mark.parametrize("op", PIECEWISE)
+def test_second_derivative_of_piecewise_linear_ops_is_zero_not_an_error(op):
+    def fn(lib):
+        x = leaf(lib, [[-1.5, 0.0, 0.7, 2.0], [0.3, -0.2, 0.0, 7.0]])
+        y = PIECEWISE[op](lib, x)
+        w = lib.from_numpy(np.linspace(0.5, 2.0, y.numel()).reshape(tuple(y.shape)))
+        (g,) = lib.autograd.grad((y * w).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        return g, g.requires_grad, gg
+    same(fn)
+
+
+def test_prelu_mixed_second_derivatives_at_zero_match_torch():
+    def fn(lib):
+        x = leaf(lib, [-1.0, 0.0, 2.0])
+        w = leaf(lib, [0.25])
+        g = leaf(lib, [1.0, 2.0, 3.0])
+        y = _nn(lib).prelu(x, w)
+        gx, gw = lib.autograd.grad(y, [x, w], g, create_graph=True)
+        v = lib.tensor([0.5, 0.7, 1.1], dtype=lib.float64)
+        return [lib.autograd.grad(out, t, retain_graph=True, allow_unused=True)[0]
+                for out in ((gx * v).sum(), gw.sum()) for t in (x, w, g)]
+    same(fn)
+
+
+def test_det_of_a_singular_matrix_has_the_adjugate_as_gradient():
+    """torch's create_graph path gives the adjugate (its plain backward returns 0 here)."""
+    def fn(lib):
+        a = leaf(lib, [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+        (g,) = lib.autograd.grad(lib.linalg.det(a), a, create_graph=True)
+        return g
+    ref = same(fn)
+    a = leaf(mytorch, [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+    mytorch.linalg.det(a).backward()
+    np.testing.assert_allclose(as_numpy(a.grad), as_numpy(ref), atol=1e-12)
+
+
+# ============================================================================ checkpoint variants
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_checkpoint_with_an_input_that_needs_no_grad(reentrant):
+    def fn(lib):
+        w = leaf(lib, [1.5, -1.0, 3.0])
+        x = lib.tensor([0.5, 1.0, 2.0], dtype=lib.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's reentrant variant warns here
+            y = lib.utils.checkpoint.checkpoint(lambda a: (a * w).sin() * w, x,
+                                                use_reentrant=reentrant)
+        if not y.requires_grad:
+            return False, w.grad is None
+        (y ** 2).sum().backward()
+        return True, w.grad
+    assert same(fn)[0] is (not reentrant)
+
+
+def test_non_reentrant_checkpoint_with_grad_inputs_and_double_backward():
+    def fn(lib):
+        x = leaf(lib, [0.5, 1.0, 2.0])
+        w = leaf(lib, [1.5, -1.0, 3.0])
+        h = w * 2  # a tensor from outside the region, used inside it
+        y = lib.utils.checkpoint.checkpoint(lambda a, b: ((a * h).sin() * a).sum() * b, x,
+                                            lib.tensor(2.0, dtype=lib.float64),
+                                            use_reentrant=False)
+        gx, gw = lib.autograd.grad(y, [x, w], create_graph=True)
+        (hx,) = lib.autograd.grad((gx * gx).sum() + gw.sum(), x)
+        y2 = lib.utils.checkpoint.checkpoint(lambda a: (a * w).exp().sum(), x,
+                                             use_reentrant=False)
+        y2.backward(inputs=[w])
+        return y, gx, gw, hx, x.grad is None, w.grad
+    same(fn)
+
+
+@pytest.mark.parametrize("how", ["grad", "inputs"])
+def test_reentrant_checkpoint_refuses_grad_and_backward_inputs(how):
+    def fn(lib):
+        x = leaf(lib, [0.5, 1.0])
+        y = lib.utils.checkpoint.checkpoint(lambda a: a.exp(), x, use_reentrant=True).sum()
+        if how == "grad":
+            lib.autograd.grad(y, x)
+        else:
+            y.backward(inputs=[x])
+    raises_like(fn, "When use_reentrant=True, torch.utils.checkpoint is incompatible with "
+                    r"\.grad\(\) or passing an `inputs` parameter to \.backward\(\)")
+
+
+def test_non_reentrant_checkpoint_drops_the_region_and_recomputes_it():
+    calls = []
+
+    def block(a):
+        calls.append(1)
+        return a.exp().sin(), a * 2
+
+    x = mytorch.ones(3, requires_grad=True)
+    gc.disable()
+    try:
+        y, z = mytorch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+        assert y.grad_fn is z.grad_fn and z._output_nr == 1 and len(calls) == 1
+        # the graph recorded inside the region is gone: y's node leads straight to x
+        assert [n.name() for n, _ in y.grad_fn.next_functions] == \
+            ["torch::autograd::AccumulateGrad"]
+    finally:
+        gc.enable()
+    (y.sum() + z.sum()).backward()
+    assert len(calls) == 2
+    np.testing.assert_allclose(as_numpy(x.grad), np.cos(np.e) * np.e + 2, rtol=1e-6)
+
+
+def test_checkpoint_passes_keyword_arguments_without_reentrant_only():
+    def fn(lib):
+        x = leaf(lib, [0.5, 1.0])
+        y = lib.utils.checkpoint.checkpoint(lambda a, k=1.0: a * k, x, k=3.0,
+                                            use_reentrant=False)
+        y.sum().backward()
+        return x.grad
+    same(fn)
+    raises_like(lambda lib: lib.utils.checkpoint.checkpoint(lambda a, k=1.0: a * k,
+                                                            leaf(lib, [1.0]), k=3.0,
+                                                            use_reentrant=True),
+                "Unexpected keyword arguments: k")
+
+
+# ============================================================================ sum_to_size
+def test_sum_to_size_undoes_broadcasting():
+    def fn(lib):
+        x = leaf(lib, np.arange(24.0).reshape(2, 3, 4).tolist())
+        outs = [x.sum_to_size(3, 1), x.sum_to_size((1, 4)), x.sum_to_size(lib.Size([2, 1, 4])),
+                x.sum_to_size(2, 3, 4)]
+        sum(o.sum() * (i + 1) for i, o in enumerate(outs)).backward()
+        return outs, x.grad
+    same(fn)
+    raises_like(lambda lib: lib.ones(2, 3, 4).sum_to_size(5),
+                re.escape("size {[5]} is not expandable to size {[2, 3, 4]}."))

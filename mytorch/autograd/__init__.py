@@ -66,6 +66,24 @@ def _check_roots(outs: list) -> None:
                                "grad_fn")
 
 
+_create_graph_warned = False
+
+
+def _warn_create_graph() -> None:
+    """Once per process, like torch: ``.grad`` now refers to a graph that refers back to it."""
+    global _create_graph_warned
+    if _create_graph_warned:
+        return
+    _create_graph_warned = True
+    import warnings
+
+    warnings.warn("Using backward() with create_graph=True will create a reference cycle between "
+                  "the parameter and its gradient which can cause a memory leak. We recommend "
+                  "using autograd.grad when creating the graph to avoid this. If you have to use "
+                  "this function, make sure to reset the .grad fields of your parameters to None "
+                  "after use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
+
+
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs: Sequence | None = None) -> None:
     """Compute gradients of ``tensors`` and accumulate them into the leaves' ``.grad``.
@@ -77,6 +95,8 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     grads = _make_grads(outs, _as_list(grad_tensors))
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        _warn_create_graph()
     if inputs is not None:
         ins = _as_list(inputs)
         if not ins:

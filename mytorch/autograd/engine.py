@@ -3,7 +3,8 @@
 1. Count, for every node reachable from the roots, how many edges point at it.
 2. Start from the roots; a node runs once all gradients flowing into it have arrived
    (its count drops to zero), so each node runs exactly once, in topological order.
-3. Unless ``retain_graph``, each node frees its closure (and the tensors it saved) after running.
+3. Unless ``retain_graph``, a node that saved tensors frees them (and its closure) after running;
+   a node that saved nothing stays runnable, so backward through it again works, as in torch.
 
 Everything uses explicit stacks and dictionaries, never recursion, so a chain of 10,000 operations
 back-propagates as easily as a chain of 10.
@@ -32,10 +33,13 @@ def _accumulate(buffers: dict, node: Node, nr: int, grad: "Tensor") -> None:
     slots[nr] = grad if slots[nr] is None else slots[nr] + grad
 
 
-def _count_dependencies(roots: list[Node]) -> dict[Node, int]:
-    """For every node reachable from ``roots``: how many edges lead into it (iterative DFS)."""
+def _count_dependencies(roots: list[Node], stop: Any = ()) -> dict[Node, int]:
+    """For every node reachable from ``roots``: how many edges lead into it (iterative DFS).
+
+    The walk does not go past the nodes in ``stop`` (the ends of a checkpointed region).
+    """
     deps: dict[Node, int] = dict.fromkeys(roots, 0)
-    stack = list(deps)
+    stack = [n for n in deps if n not in stop]
     while stack:
         node = stack.pop()
         for nxt, _ in node.next_functions:
@@ -45,7 +49,8 @@ def _count_dependencies(roots: list[Node]) -> dict[Node, int]:
                 deps[nxt] += 1
             else:
                 deps[nxt] = 1
-                stack.append(nxt)
+                if nxt not in stop:
+                    stack.append(nxt)
     return deps
 
 
@@ -67,13 +72,24 @@ def _needed_nodes(deps: dict[Node, int], targets: set[Node]) -> set[Node]:
     return needed
 
 
+_TASKS: list[bool] = []  # one entry per backward pass running: was it asked for some inputs?
+
+
+def is_checkpoint_valid() -> bool:
+    """False inside a backward pass that returns gradients for chosen inputs only
+    (``autograd.grad``, ``backward(inputs=...)``): reentrant checkpoints cannot run there."""
+    return not _TASKS or not _TASKS[-1]
+
+
 def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_graph: bool,
                  create_graph: bool, inputs: Sequence["Tensor"] | None = None,
-                 allow_unused: bool = False) -> tuple | None:
+                 allow_unused: bool = False, edges: Sequence[tuple] | None = None) -> tuple | None:
     """Back-propagate ``grads`` from ``roots``.
 
     With ``inputs`` given (``autograd.grad``), gradients are returned for those tensors instead of
     being accumulated into ``.grad``, and only the part of the graph that leads to them runs.
+    ``edges`` (``(node, output_nr)`` pairs, for checkpointing) works like ``inputs`` but the pass
+    also stops at those nodes: whatever lies behind them is left to an outer backward pass.
     """
     capture: dict[tuple, list[int]] = {}   # (node, output_nr) -> indices into ``inputs``
     if inputs is not None:
@@ -81,16 +97,32 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
             if not t._requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             capture.setdefault(edge(t), []).append(i)
+    if edges is not None:
+        for i, e in enumerate(edges):
+            capture.setdefault(e, []).append(i)
+    only_inputs = inputs is not None or edges is not None
+    _TASKS.append(only_inputs)
+    try:
+        return _run(roots, grads, retain_graph, create_graph, capture, only_inputs,
+                    len(edges) if edges is not None else len(inputs or ()),
+                    allow_unused or edges is not None, edges is not None)
+    finally:
+        _TASKS.pop()
 
+
+def _run(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_graph: bool,
+         create_graph: bool, capture: dict, only_inputs: bool, n_results: int,
+         allow_unused: bool, stop_at_inputs: bool) -> tuple | None:
     buffers: dict[Node, Any] = {}
     root_nodes = []
     for t, g in zip(roots, grads):
         node, nr = edge(t)
         root_nodes.append(node)
         _accumulate(buffers, node, nr, g)
-    deps = _count_dependencies(root_nodes)
-    needed = _needed_nodes(deps, {n for n, _ in capture}) if inputs is not None else None
-    results: list = [None] * (len(inputs) if inputs is not None else 0)
+    targets = {n for n, _ in capture}
+    deps = _count_dependencies(root_nodes, targets if stop_at_inputs else ())
+    needed = _needed_nodes(deps, targets) if only_inputs else None
+    results: list = [None] * n_results
 
     ready = [n for n in deps if deps[n] == 0]
     prev_mode = STATE.enabled
@@ -99,13 +131,15 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
         while ready:
             node = ready.pop()
             grad = buffers.pop(node, None)
-            if (node._pre_hooks or node._retained is not None) and grad is not None \
-                    and node.num_outputs == 1:
+            if grad is not None and (node._tensor_hooks is not None or node._pre_hooks
+                                     or node._retained is not None):
                 grad = _before_node(node, grad, create_graph)
             if capture:
                 _capture(capture, node, grad, results)
+                if stop_at_inputs and node in targets:
+                    continue  # an end of the region: an outer backward pass runs it
             if isinstance(node, AccumulateGrad):
-                if inputs is None and grad is not None:
+                if not only_inputs and grad is not None:
                     _accumulate_leaf(node.variable, grad, create_graph)
                 continue
             if needed is not None and node not in needed:
@@ -114,11 +148,12 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
                 grad = None
             if grad is None:
                 grad_inputs: Sequence = (None,) * len(node.next_functions)
-            elif node._hooks or _anomaly.enabled:
-                grad_inputs = _run_node(node, grad)
-            else:  # the common case, inlined
-                node._check_saved()
-                grad_inputs = node._backward(grad)  # type: ignore[misc]
+            else:
+                if node._hooks or _anomaly.enabled:
+                    grad_inputs = _run_node(node, grad)
+                else:  # the common case, inlined
+                    node._check_saved()
+                    grad_inputs = node._backward(grad)  # type: ignore[misc]
                 if not retain_graph:
                     node._release()
             for (nxt, nr), g in zip(node.next_functions, grad_inputs):
@@ -132,7 +167,7 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
     finally:
         STATE.enabled = prev_mode
 
-    if inputs is None:
+    if not only_inputs:
         return None
     if not allow_unused:
         for i, r in enumerate(results):
@@ -143,19 +178,33 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
     return tuple(results)
 
 
-def _before_node(node: Node, grad: "Tensor", create_graph: bool) -> "Tensor":
-    """Tensor hooks of the node's output run first; then ``retain_grad`` keeps the result."""
+def _before_node(node: Node, grad: Any, create_graph: bool) -> Any:
+    """Before ``node`` runs: the hooks of each output tensor, then ``retain_grad`` keeps the
+    result in that tensor's ``.grad``, then the node's own pre-hooks (which see every output)."""
+    single = node.num_outputs == 1
+    grads = [grad] if single else list(grad)
+    if node._tensor_hooks:
+        for nr, hooks in node._tensor_hooks.items():
+            g = grads[nr]
+            if g is None:
+                continue
+            for hook in list(hooks):
+                new = hook(g)
+                if new is not None:
+                    g = new
+            grads[nr] = g
+    if node._retained:
+        for nr, ref in node._retained.items():
+            t, g = ref(), grads[nr]
+            if t is not None and g is not None:
+                g = g if create_graph else g.detach()
+                t._grad = g if t._grad is None else t._grad + g
     if node._pre_hooks:
         for hook in list(node._pre_hooks):
-            new = hook(grad)
+            new = hook(tuple(grads))
             if new is not None:
-                grad = new
-    if node._retained is not None:
-        t = node._retained()
-        if t is not None:
-            g = grad if create_graph else grad.detach()
-            t._grad = g if t._grad is None else t._grad + g
-    return grad
+                grads = list(new)
+    return grads[0] if single else grads
 
 
 def _capture(capture: dict, node: Node, grad: Any, results: list) -> None:
@@ -184,8 +233,16 @@ def _run_node(node: Node, grad: Any) -> Sequence:
             raise
     if node._hooks:
         outs = (grad,) if node.num_outputs == 1 else tuple(grad)
+        grad_inputs = tuple(grad_inputs)
         for hook in list(node._hooks):
-            hook(tuple(grad_inputs), outs)
+            new = hook(grad_inputs, outs)
+            if new is not None:  # like torch: the hook's gradients replace the node's
+                new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
+                if len(new) != len(grad_inputs):
+                    raise RuntimeError(f"hook '{getattr(hook, '__name__', 'hook')}' has returned "
+                                       f"an incorrect number of values (got {len(new)}, but "
+                                       f"expected {len(grad_inputs)})")
+                grad_inputs = new
     return grad_inputs
 
 

@@ -23,10 +23,11 @@ creates a single graph node for all outputs whose backward calls your ``backward
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import Any, Callable
 
 from .grad_mode import STATE, no_grad
-from .graph import INFERENCE_SAVED, Node, check_inplace, edge, sum_to
+from .graph import INFERENCE_SAVED, Node, SavedOutput, _save, check_inplace, edge, sum_to
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -61,11 +62,14 @@ class BackwardCFunction(Node, FunctionCtx):
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward`` (an error once freed or modified)."""
         self._check_saved()
-        return self.__dict__.get("_saved_order", ())
+        return tuple(t() if t.__class__ is SavedOutput else t
+                     for t in self.__dict__.get("_saved_order", ()))
 
     def _release(self) -> None:
+        had_saved = bool(self._saved)
         super()._release()
-        self.__dict__.pop("_saved_order", None)
+        if had_saved:
+            self.__dict__.pop("_saved_order", None)
 
 
 def once_differentiable(fn: Callable) -> Callable:
@@ -170,12 +174,18 @@ def _connect(ctx: BackwardCFunction, cls: type, args: tuple, output: Any) -> Any
         o._requires_grad = True
         if len(outputs) > 1:
             o._output_nr = i
-    saved = [t for t in getattr(ctx, "_to_save", ()) if t is not None]
+    # A saved output is kept as a SavedOutput: the output holds ctx (its grad_fn), so holding the
+    # output here would make a reference cycle.
+    out_nr = {id(o): i for i, o in enumerate(outputs)
+              if isinstance(o, Tensor) and o.grad_fn is ctx}
+    order = tuple(SavedOutput(t, out_nr[id(t)]) if t is not None and id(t) in out_nr else t
+                  for t in ctx.__dict__.pop("_to_save", ()))
+    saved = [t for t in order if t is not None]
     for t in saved:
         if t._inference:
             raise RuntimeError(INFERENCE_SAVED)
-    ctx._saved = tuple((t, t._vc.value) for t in saved)
-    ctx._saved_order = tuple(getattr(ctx, "_to_save", ()))
+    ctx._saved = _save(ctx, saved)
+    ctx._saved_order = order
     in_meta = [(tuple(args[i]._data.shape), args[i].dtype) for i in tensor_pos]
     ctx._backward = _make_backward(ctx, cls, len(args), tensor_pos, meta, in_meta)
     return tuple(outputs) if is_tuple else outputs[0]
@@ -183,12 +193,18 @@ def _connect(ctx: BackwardCFunction, cls: type, args: tuple, output: Any) -> Any
 
 def _make_backward(ctx: BackwardCFunction, cls: type, n_args: int, tensor_pos: list,
                    out_meta: list, in_meta: list) -> Callable:
-    """The node's backward: call ``cls.backward(ctx, ...)`` and check what it returns."""
+    """The node's backward: call ``cls.backward(ctx, ...)`` and check what it returns.
+
+    It reaches ``ctx`` through a weak reference: ctx holds this closure (as its ``_backward``), so
+    a strong one would make every custom node a reference cycle. ctx is alive whenever it runs.
+    """
     name = ctx._name
+    ctx_ref = weakref.ref(ctx)
 
     def backward(grad: Any) -> tuple:
         from .._creation import zeros
 
+        ctx = ctx_ref()
         grads = [grad] if ctx.num_outputs == 1 else list(grad)
         if getattr(ctx, "_materialize_grads", True):
             grads = [zeros(m[0], dtype=m[1], device=m[2]) if g is None and m is not None else g

@@ -106,7 +106,8 @@ class set_grad_enabled(_GradMode):
 
 
 class inference_mode(_GradMode):
-    """Like no_grad, and tensors made inside can never join a graph later (the old ``volatile``)."""
+    """Like no_grad, and tensors made inside are *inference tensors* (the old ``volatile``): they
+    skip version counting, so they cannot be saved for backward nor changed in place outside."""
 
     def __new__(cls, mode: Any = True) -> Any:
         if callable(mode):  # used as a bare decorator: @inference_mode

@@ -61,7 +61,7 @@ def numerical_jacobian(func: Callable, inputs: tuple, eps: float) -> list[list[n
 
 def analytical_jacobian(outputs: list, inputs: tuple) -> list[list[np.ndarray]]:
     """The same matrices from autograd: one backward per output element (a one-hot grad)."""
-    from .._creation import zeros_like
+    from .._creation import zeros
     from .._tensor import Tensor
     from . import grad
 
@@ -71,8 +71,8 @@ def analytical_jacobian(outputs: list, inputs: tuple) -> list[list[np.ndarray]]:
         if not out._requires_grad:
             continue
         for m in range(out.numel()):
-            onehot = zeros_like(out)
-            onehot._data.reshape(-1)[m] = 1
+            onehot = zeros(tuple(out.shape), dtype=out.dtype, device=out.device)  # contiguous:
+            onehot._data.reshape(-1)[m] = 1  # (the reshape is a view we can write through)
             gs = grad(out, diff, onehot, retain_graph=True, allow_unused=True)
             for j, g in enumerate(gs):
                 if g is not None:

@@ -12,8 +12,10 @@ a ``CopySlices`` node so that gradients flowing into the base see the change.
 """
 from __future__ import annotations
 
+import itertools
 import re
 import traceback
+import weakref
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .grad_mode import STATE
@@ -21,7 +23,8 @@ from .grad_mode import STATE
 if TYPE_CHECKING:
     from .._tensor import Tensor
 
-__all__ = ["Node", "record", "needs_grad", "sum_to", "rebase_history"]
+__all__ = ["Node", "SavedOutput", "record", "record_outputs", "needs_grad", "sum_to",
+           "mask_grad", "depends_on", "rebase_history"]
 
 BackwardFn = Callable[["Tensor"], Sequence["Tensor | None"]]
 
@@ -39,6 +42,14 @@ INFERENCE_SAVED = (
     "`torch.inference_mode()`.")
 
 
+_SEQUENCE = itertools.count()
+
+
+def next_sequence_nr() -> int:
+    """A creation number no node has yet: every node created from now on has one as large."""
+    return next(_SEQUENCE) + 1
+
+
 class Node:
     """One recorded operation: ``grad_fn`` of the tensor(s) it produced.
 
@@ -47,7 +58,8 @@ class Node:
     """
 
     __slots__ = ("_name", "next_functions", "_backward", "_saved", "_released", "_pre_hooks",
-                 "_retained", "_trace", "_metadata", "__weakref__", "_hooks", "num_outputs")
+                 "_tensor_hooks", "_retained", "_trace", "_metadata", "__weakref__", "_hooks",
+                 "num_outputs", "_seq")
 
     def __init__(self, name: str, next_functions: tuple, backward: BackwardFn | None,
                  saved: tuple = (), num_outputs: int = 1) -> None:
@@ -55,14 +67,16 @@ class Node:
         self.next_functions = next_functions
         self._backward = backward
         # (tensor, its version now): backward refuses to run if the version has moved on
-        self._saved = tuple([(t, t._vc.value) for t in saved]) if saved else ()
+        self._saved = _save(self, saved) if saved else ()
         self._released = False
-        self._pre_hooks: list | None = None   # tensor hooks of the tensor this node produced
-        self._hooks: list | None = None       # Node.register_hook(fn(grad_inputs, grad_outputs))
-        self._retained: Any = None            # weakref to a tensor that called retain_grad()
-        self._trace = traceback.format_stack()[:-3] if _anomaly.enabled else None
+        self._tensor_hooks: dict | None = None  # output_nr -> hooks of that output tensor
+        self._retained: dict | None = None      # output_nr -> weakref of a tensor that retains grad
+        self._pre_hooks: list | None = None     # Node.register_prehook(fn(grad_outputs))
+        self._hooks: list | None = None         # Node.register_hook(fn(grad_inputs, grad_outputs))
+        self._trace = _forward_trace() if _anomaly.enabled else None
         self._metadata: dict | None = None
         self.num_outputs = num_outputs
+        self._seq = next(_SEQUENCE)  # creation order (checkpointing tells old nodes from new)
 
     @property
     def metadata(self) -> dict:
@@ -85,7 +99,10 @@ class Node:
         return res[0] if len(res) == 1 else res
 
     def register_hook(self, fn: Callable) -> Any:
-        """Call ``fn(grad_inputs, grad_outputs)`` after this node's backward runs."""
+        """Call ``fn(grad_inputs, grad_outputs)`` after this node's backward runs.
+
+        A hook that returns a tuple replaces the gradients passed on to the next nodes.
+        """
         from ..utils.hooks import RemovableHandle
 
         if self._hooks is None:
@@ -98,7 +115,21 @@ class Node:
 
         if self._pre_hooks is None:
             self._pre_hooks = []
-        return RemovableHandle(self._pre_hooks, lambda g, fn=fn: _first(fn((g,))))
+        return RemovableHandle(self._pre_hooks, fn)
+
+    def _add_tensor_hook(self, nr: int, fn: Callable) -> Any:
+        """A hook of output ``nr`` of this node (``Tensor.register_hook`` on a non-leaf)."""
+        from ..utils.hooks import RemovableHandle
+
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+        return RemovableHandle(self._tensor_hooks.setdefault(nr, []), fn)
+
+    def _retain(self, nr: int, t: "Tensor") -> None:
+        """Keep the gradient of output ``nr`` in ``t.grad`` (``Tensor.retain_grad``)."""
+        if self._retained is None:
+            self._retained = {}
+        self._retained[nr] = weakref.ref(t)
 
     def _check_saved(self) -> None:
         """Refuse to run a freed node, or one whose saved tensors were modified in place."""
@@ -106,31 +137,121 @@ class Node:
             raise RuntimeError(FREED_GRAPH)
         for t, version in self._saved:
             if t._vc.value != version:
-                raise RuntimeError(_modified_message(t, version))
+                raise RuntimeError(_modified_message(self, t, version))
 
     def _release(self) -> None:
-        """Drop the closure and the saved tensors (what ``retain_graph=False`` frees)."""
-        self._backward = None
-        self._saved = ()
-        self._released = True
+        """Drop the closure and the saved tensors (what ``retain_graph=False`` frees).
+
+        A node that saved nothing has nothing to free: like torch, it may run again.
+        """
+        if self._saved:
+            self._backward = None
+            self._saved = ()
+            self._released = True
 
 
-def _modified_message(t: "Tensor", version: int) -> str:
-    """torch's error for a saved tensor changed in place between forward and backward."""
+class SavedOutput:
+    """How a backward closure keeps its own op's *output*: the array, not the tensor.
+
+    The output tensor holds the node (``grad_fn``), the node holds the closure; if the closure held
+    the output too, every graph would be a reference cycle, freed only by the cyclic garbage
+    collector. This keeps the array and the version counter instead. Calling it gives the output
+    back as a tensor whose ``grad_fn`` is the node (found through a weak reference while backward
+    runs), so a gradient built from it stays differentiable under ``create_graph=True``.
+    """
+
+    __slots__ = ("_data", "_device", "_vc", "_node", "_nr")
+    _inference = False
+
+    def __init__(self, t: "Tensor", nr: int = 0) -> None:
+        self._data = t._data
+        self._device = t._device
+        self._vc = t._vc
+        self._node: Any = None
+        self._nr = nr
+
+    @property
+    def data(self) -> Any:
+        """The output's array (for masks and other constants of the backward)."""
+        return self._data
+
+    def __call__(self) -> "Tensor":
+        from .._tensor import wrap
+
+        t = wrap(self._data, self._device)
+        t._vc = self._vc
+        node = self._node() if self._node is not None else None
+        if node is not None:
+            t.grad_fn = node
+            t._requires_grad = True
+            if self._nr:
+                t._output_nr = self._nr
+        return t
+
+    def _adopt(self, t: "Tensor") -> None:
+        """An in-place op copied the output into ``t``: keep ``t``'s memory instead."""
+        self._data, self._vc = t._data, t._vc
+
+
+def _save(node: Node, saved: Sequence[Any]) -> tuple:
+    """``(tensor, version)`` of each saved tensor; a saved output learns its node (weakly)."""
+    out = []
+    for t in saved:
+        if t.__class__ is SavedOutput:
+            t._node = weakref.ref(node)
+        out.append((t, t._vc.value))
+    return tuple(out)
+
+
+def adopt_outputs(node: Node, old: "Tensor", new: "Tensor") -> None:
+    """After an in-place op copied ``old`` (an op's output) into ``new``, point the outputs
+    ``node`` saved at ``new``'s memory and version, so later changes of ``new`` are caught."""
+    saved = []
+    for t, version in node._saved:
+        if t.__class__ is SavedOutput and t._data is old._data:
+            t._adopt(new)
+            version = new._vc.value
+        saved.append((t, version))
+    node._saved = tuple(saved)
+
+
+def _forward_trace() -> list:
+    """The current stack without mytorch's own frames (anomaly mode shows the user's forward)."""
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frames = traceback.extract_stack()
+    keep = [f for f in frames if not os.path.abspath(f.filename).startswith(root)]
+    return traceback.format_list(keep)
+
+
+def _modified_message(node: Node, t: Any, version: int) -> str:
+    """torch's error for a saved tensor changed in place between forward and backward.
+
+    A saved output is named after the node that saved it (its producer); a saved input after its
+    current ``grad_fn``, and a view whose memory changed as ``AsStrided``, as torch does.
+    """
+    from .._tensor import wrap
+
+    current = t._vc.value
+    if t.__class__ is SavedOutput:
+        producer, nr = node.name(), t._nr
+        t = wrap(t._data, t._device)
+    elif t.grad_fn is not None:
+        producer, nr = t.grad_fn.name(), t._output_nr
+        if t._base is not None:
+            producer = "AsStridedBackward0"
+    else:
+        producer = None
     what = f"[{t.type()} {list(t.shape)}]"
-    if t.grad_fn is not None:
-        producer = re.sub(r"Backward\d*$", "", t.grad_fn.name())
-        what += f", which is output 0 of {producer},"
+    if producer is not None:
+        producer = re.sub(r"Backward\d*$", "", producer)
+        what += f", which is output {nr} of {producer},"
     return ("one of the variables needed for gradient computation has been modified by an inplace "
-            f"operation: {what} is at version {t._vc.value}; expected version {version} instead. "
-            "Hint: enable anomaly detection to find the operation that failed to compute its "
-            "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
-
-
-def _first(res: Any) -> Any:
-    if res is None:
-        return None
-    return res[0] if isinstance(res, tuple) else res
+            f"operation: {what} is at version {current}; "
+            f"expected version {version} instead. Hint: enable anomaly detection to find the "
+            "operation that failed to compute its gradient, with "
+            "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
 class AccumulateGrad(Node):
@@ -157,11 +278,16 @@ _anomaly = _Anomaly()
 
 
 def accumulate_node(t: "Tensor") -> AccumulateGrad:
-    """The single AccumulateGrad node of leaf ``t`` (created on first use, like torch)."""
-    node = t._acc_node
+    """The AccumulateGrad node of leaf ``t``: shared by every graph alive that uses ``t``.
+
+    The leaf keeps only a weak reference to it (the node holds the leaf), as torch does: a strong
+    one both ways would make every leaf a reference cycle.
+    """
+    ref = t._acc_node
+    node = ref() if ref is not None else None
     if node is None:
         node = AccumulateGrad(t)
-        t._acc_node = node
+        t._acc_node = weakref.ref(node)
     return node
 
 
@@ -189,7 +315,9 @@ def record(name: str, out: "Tensor", inputs: Sequence[Any], backward: BackwardFn
 
     ``backward(grad)`` must return one gradient (or None) per entry of ``inputs``; it receives
     the gradient of ``out`` as a Tensor and must use differentiable mytorch ops.
-    ``saved`` lists tensors whose in-place modification would make the gradient wrong.
+    ``saved`` lists every tensor the closure reads: an in-place change of one of them between
+    forward and backward is an error, and backward frees them. A closure that needs the op's own
+    output saves and reads it through a :class:`SavedOutput` (never the output tensor itself).
     """
     nexts = []
     for x in inputs:
@@ -205,6 +333,73 @@ def record(name: str, out: "Tensor", inputs: Sequence[Any], backward: BackwardFn
     out.grad_fn = Node(name, tuple(nexts), backward, saved)
     out._requires_grad = True
     return out
+
+
+def mask_grad(name: str, g: "Tensor", mask: Any, x: Any) -> "Tensor":
+    """``g`` where the bool array ``mask`` holds (0 elsewhere), or ``g * mask`` for a float array:
+    the backward of relu-like, piecewise-linear ops.
+
+    ``mask`` comes from ``x`` (the tensor, or :class:`SavedOutput`, that the op saved) but is
+    constant wherever it is defined, so the second derivative is zero. Under ``create_graph`` the
+    result is recorded as a function of ``g`` *and* ``x``, like torch's ``*_backward`` ops:
+    differentiating it again w.r.t. the input gives zeros, not an error.
+    """
+    from .._device import xp_for
+    from .._tensor import wrap
+
+    arr = g._data
+    if mask.dtype != bool:
+        out = arr * mask.astype(arr.dtype, copy=False)
+    elif bool(xp_for(g._device).isfinite(arr).all()):
+        out = arr * mask  # much faster than where() on an irregular mask
+    else:  # 0 * inf would be nan: where the mask is off, the gradient is exactly 0 (as torch's)
+        out = xp_for(g._device).where(mask, arr, arr.dtype.type(0))
+    res = wrap(out, g._device)
+    if STATE.enabled:
+        t = x() if x.__class__ is SavedOutput else x
+        if g._requires_grad or t._requires_grad:
+            record(name, res, (g, t),
+                   lambda gg: (mask_grad(name, gg, mask, t) if g._requires_grad else None,
+                               gg.new_zeros(tuple(t.shape)) if t._requires_grad else None),
+                   saved=(t,))
+    return res
+
+
+def depends_on(g: "Tensor", x: Any, name: str) -> "Tensor":
+    """``g``, recorded under ``create_graph`` as a function of ``x`` too, with derivative zero.
+
+    For the backward of ops whose gradient does not depend on the input's values (pooling,
+    nll_loss): torch's backward ops take the input anyway, so differentiating the gradient w.r.t.
+    the input gives zeros instead of "does not require grad".
+    """
+    if not STATE.enabled:
+        return g
+    t = x() if x.__class__ is SavedOutput else x
+    if not t._requires_grad:
+        return g
+    from .._tensor import wrap
+
+    out = wrap(g._data, g._device)
+    return record(name, out, (g, t), lambda gg: (gg if g._requires_grad else None,
+                                                 gg.new_zeros(tuple(t.shape))))
+
+
+def record_outputs(name: str, outs: Sequence["Tensor"], inputs: Sequence[Any],
+                   backward: Callable[[list], Sequence[Any]], saved: Sequence[Any] = ()) -> Node:
+    """:func:`record` for an op with several outputs: one node, ``outs[i]`` is its output ``i``.
+
+    ``backward`` receives a list with one gradient (or None) per output.
+    """
+    nexts = tuple(edge(x) if getattr(x, "_requires_grad", False) else (None, 0) for x in inputs)
+    for t in saved:
+        if t._inference:
+            raise RuntimeError(INFERENCE_SAVED)
+    node = Node(name, nexts, backward, tuple(saved), num_outputs=len(outs))
+    for nr, t in enumerate(outs):
+        t.grad_fn, t._requires_grad = node, True
+        if nr:
+            t._output_nr = nr
+    return node
 
 
 def sum_to(grad: "Tensor", shape: tuple) -> "Tensor":

@@ -1,10 +1,20 @@
 """Gradient checkpointing: trade compute for memory.
 
-``checkpoint(f, x)`` runs ``f`` *without* recording a graph, so none of its intermediate tensors are
-kept. During backward it runs ``f`` again, this time recording, and back-propagates through that
-fresh graph. Memory for the block's activations is paid only while its backward runs, at the price
-of a second forward pass. The random-number state is saved and restored so that random ops
-(dropout) draw the same numbers both times.
+``checkpoint(f, x)`` keeps none of the intermediate tensors of ``f``: during backward, ``f`` runs a
+second time, and its fresh graph is back-propagated. The block's activations then take memory only
+while its backward runs; the price is one more forward pass. The random-number state is saved and
+restored so that random ops (dropout) draw the same numbers both times. The inputs are kept.
+
+Two variants, as in torch:
+
+* ``use_reentrant=False`` (recommended): ``f`` runs with autograd on, so the output's node is
+  connected to everything ``f`` used, the parameters included, even when no input requires grad;
+  then the recorded graph is dropped and one node stands in for it. Its backward recomputes ``f``
+  and runs a backward pass over that region only, which works inside ``autograd.grad``,
+  ``backward(inputs=...)`` and ``create_graph=True``.
+* ``use_reentrant=True``: an ``autograd.Function`` that runs ``f`` under ``no_grad``; its backward
+  calls ``backward()`` again (re-entering the engine), which accumulates straight into the
+  parameters' ``.grad``. If no input requires grad, the output does not either.
 """
 from __future__ import annotations
 
@@ -12,16 +22,30 @@ import contextlib
 import warnings
 from typing import Any, Callable
 
+from ..autograd.engine import is_checkpoint_valid, run_backward
 from ..autograd.function import Function
-from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_mode import STATE, enable_grad
+from ..autograd.graph import AccumulateGrad, Node, edge, next_sequence_nr
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError"]
+
+
+class CheckpointError(RuntimeError):
+    """The recomputation did not produce what the forward pass produced."""
 
 
 def noop_context_fn() -> tuple:
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 
+_WARN_DEFAULT = ("torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
+                 "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
+                 "exception. use_reentrant=False is recommended, but if you need to preserve the "
+                 "current default behavior, you can pass use_reentrant=True. Refer to docs for "
+                 "more details on the differences between the two variants.")
+
+
+# ============================================================================ use_reentrant=True
 class CheckpointFunction(Function):
     """Forward without a graph; backward = recompute with a graph, then back-propagate."""
 
@@ -38,8 +62,12 @@ class CheckpointFunction(Function):
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple:
         from .. import autograd
-        from ..random import get_rng_state, set_rng_state
 
+        if not is_checkpoint_valid():
+            raise RuntimeError("When use_reentrant=True, torch.utils.checkpoint is incompatible "
+                               "with .grad() or passing an `inputs` parameter to .backward(). To "
+                               "resolve this error, you can either set use_reentrant=False, or "
+                               "call .backward() without passing the `inputs` argument.")
         saved = iter(ctx.saved_tensors)
         inputs = []
         for a in ctx.args:
@@ -47,14 +75,8 @@ class CheckpointFunction(Function):
                 t = next(saved)
                 a = t.detach().requires_grad_(t.requires_grad)
             inputs.append(a)
-        now = get_rng_state()
-        if ctx.rng_state is not None:
-            set_rng_state(ctx.rng_state)
-        try:
-            with enable_grad():
-                outputs = ctx.run_function(*inputs)
-        finally:
-            set_rng_state(now)
+        with _rng_restored(ctx.rng_state), enable_grad():
+            outputs = ctx.run_function(*inputs)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         pairs = [(o, g) for o, g in zip(outputs, grads)
                  if _is_tensor(o) and o.requires_grad and g is not None]
@@ -65,36 +87,201 @@ class CheckpointFunction(Function):
         return (None, None) + tuple(a.grad if _is_tensor(a) else None for a in inputs)
 
 
+# ============================================================================ use_reentrant=False
+def _checkpoint_without_reentrant(function: Callable, preserve_rng_state: bool,
+                                  context_fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """Run ``function`` recording a graph, then replace that graph by one recomputing node."""
+    from ..random import get_rng_state
+
+    if not STATE.enabled:  # nothing will be differentiated: a plain call
+        return function(*args, **kwargs)
+    rng_state = get_rng_state() if preserve_rng_state else None
+    start = next_sequence_nr()
+    forward_ctx, recompute_ctx = context_fn()
+    with forward_ctx:
+        outputs = function(*_aliases(args), **kwargs)
+    flat, rebuild = _flatten(outputs)
+    internal = [i for i, o in enumerate(flat)
+                if _is_tensor(o) and o.grad_fn is not None and o.grad_fn._seq >= start]
+    if not internal:
+        return outputs
+    edges = _region_edges([flat[i].grad_fn for i in internal], start)
+    meta = [(tuple(flat[i].shape), flat[i].dtype) for i in internal]
+    tensors = tuple(a for a in args if _is_tensor(a))
+
+    def backward(grads: Any) -> tuple:
+        grads = [grads] if len(internal) == 1 else list(grads)
+        return _recompute_backward(function, args, kwargs, rng_state, recompute_ctx, edges, meta,
+                                   grads)
+
+    node = Node("CheckpointBackward", tuple(_outer(e) for e in edges), backward, tensors,
+                num_outputs=len(internal))
+    from .._tensor import wrap
+
+    for nr, i in enumerate(internal):  # fresh tensors: the recorded graph behind flat[i] is dropped
+        o = flat[i]
+        t = wrap(o._data, o._device)
+        t.grad_fn, t._requires_grad = node, True
+        if nr:
+            t._output_nr = nr
+        flat[i] = t
+    return rebuild(flat)
+
+
+def _aliases(args: tuple) -> list:
+    """Each tensor argument that requires grad replaced by an alias behind its own small node.
+
+    That node is where the region ends: the walk over the recorded graph stops there, and so
+    does the backward pass over the recomputation (which is then still differentiable, through
+    the alias, w.r.t. the original input).
+    """
+    from .._tensor import wrap
+
+    out = []
+    for a in args:
+        if _is_tensor(a) and a._requires_grad:
+            alias = wrap(a._data, a._device)
+            alias._vc = a._vc
+            alias.grad_fn = _InputAlias(edge(a))
+            alias._requires_grad = True
+            a = alias
+        out.append(a)
+    return out
+
+
+class _InputAlias(Node):
+    """The node of an input's alias inside a checkpointed region: passes the gradient through."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: tuple) -> None:
+        super().__init__("AliasBackward0", (source,), lambda g: (g,))
+        self.source = source  # the input's own edge
+
+
+def _outer(e: tuple) -> tuple:
+    """A region edge as seen from outside: an input alias stands for the input's own edge."""
+    node = e[0]
+    return node.source if isinstance(node, _InputAlias) else e
+
+
+def _region_edges(roots: list, start: int) -> list:
+    """The edges by which the graph recorded since node number ``start`` leaves it (in order)."""
+    seen, edges, found = set(), [], set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        for nxt, nr in node.next_functions:
+            if nxt is None:
+                continue
+            if isinstance(nxt, (AccumulateGrad, _InputAlias)) or nxt._seq < start:
+                if (nxt, nr) not in found:
+                    found.add((nxt, nr))
+                    edges.append((nxt, nr))
+            else:
+                stack.append(nxt)
+    return edges
+
+
+def _recompute_backward(function: Callable, args: tuple, kwargs: dict, rng_state: Any,
+                        recompute_ctx: Any, edges: list, meta: list, grads: list) -> tuple:
+    """The checkpoint node's backward: run ``function`` again, back-propagate over it only."""
+    start = next_sequence_nr()
+    with _rng_restored(rng_state), enable_grad(), recompute_ctx:
+        outputs = function(*_aliases(args), **kwargs)
+    flat, _ = _flatten(outputs)
+    outs = [o for o in flat if _is_tensor(o) and o.grad_fn is not None and o.grad_fn._seq >= start]
+    if [(tuple(o.shape), o.dtype) for o in outs] != meta:
+        raise CheckpointError("torch.utils.checkpoint: Recomputed values have different metadata "
+                              "than during the forward pass: the checkpointed function must do "
+                              "the same thing both times.")
+    pairs = [(o, g) for o, g in zip(outs, grads) if g is not None]
+    if not pairs:
+        return (None,) * len(edges)
+    # the recomputation's own ends, matched with the forward's by what they stand for
+    ends = _region_edges([o.grad_fn for o, _ in pairs], start)
+    by_outer = {_outer(e): e for e in ends}
+    inner = [by_outer.get(_outer(e)) for e in edges]
+    targets = [e for e in inner if e is not None]
+    create = STATE.enabled  # create_graph: the gradients' graph runs through the recomputation
+    res = run_backward([o for o, _ in pairs], [g for _, g in pairs], create, create, edges=targets)
+    got = iter(res or ())
+    return tuple(None if e is None else next(got) for e in inner)
+
+
+# ============================================================================ shared helpers
+def _flatten(outputs: Any) -> tuple[list, Callable[[list], Any]]:
+    """The outputs as a list, and how to rebuild the original structure from such a list."""
+    if isinstance(outputs, (tuple, list)) and not hasattr(outputs, "_fields"):
+        kind = type(outputs)
+        return list(outputs), lambda items: kind(items)
+    if isinstance(outputs, tuple):  # a named tuple
+        kind = type(outputs)
+        return list(outputs), lambda items: kind(*items)
+    return [outputs], lambda items: items[0]
+
+
+@contextlib.contextmanager
+def _rng_restored(state: Any) -> Any:
+    """Run a block with the random-number state of the forward pass, then put the current back."""
+    from ..random import get_rng_state, set_rng_state
+
+    if state is None:
+        yield
+        return
+    now = get_rng_state()
+    set_rng_state(state)
+    try:
+        yield
+    finally:
+        set_rng_state(now)
+
+
 def _is_tensor(x: Any) -> bool:
     from .._tensor import Tensor
 
     return isinstance(x, Tensor)
 
 
+# ============================================================================ the public API
 def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None,
                context_fn: Callable = noop_context_fn, determinism_check: str = "default",
                debug: bool = False, preserve_rng_state: bool = True, **kwargs: Any) -> Any:
-    """Run ``function(*args)`` without keeping its activations; recompute them in backward."""
+    """Run ``function(*args, **kwargs)`` without keeping its activations; recompute them in
+    backward. ``use_reentrant=False`` is the variant to use (see the module's docstring)."""
     if use_reentrant is None:
-        warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed "
-                      "explicitly. Starting in PyTorch 2.9, calling checkpoint without "
-                      "use_reentrant will raise an exception. use_reentrant=False is recommended, "
-                      "but if you need to preserve the current default behavior, you can pass "
+        warnings.warn(_WARN_DEFAULT, UserWarning, stacklevel=2)
+        use_reentrant = True
+    if use_reentrant:
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        if context_fn is not noop_context_fn or debug is not False:
+            raise ValueError("Passing `context_fn` or `debug` is only supported when "
+                             "use_reentrant=False.")
+        return CheckpointFunction.apply(function, preserve_rng_state, *args)
+    return _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, args, kwargs)
+
+
+def checkpoint_sequential(functions: Any, segments: int, input: Any,
+                          use_reentrant: bool | None = None, **kwargs: Any) -> Any:
+    """Split a sequence of functions (modules) into ``segments`` checkpointed chunks; the last
+    chunk runs normally (its activations are needed right away by backward)."""
+    if use_reentrant is None:
+        warnings.warn("torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter "
+                      "should be passed explicitly. In version 2.9 we will raise an exception if "
+                      "use_reentrant is not passed. use_reentrant=False is recommended, but if "
+                      "you need to preserve the current default behavior, you can pass "
                       "use_reentrant=True. Refer to docs for more details on the differences "
                       "between the two variants.", UserWarning, stacklevel=2)
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:
-        if use_reentrant is not False:
-            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-        return CheckpointFunction.apply(lambda *a: function(*a, **kwargs), preserve_rng_state,
-                                        *args)
-    return CheckpointFunction.apply(function, preserve_rng_state, *args)
-
-
-def checkpoint_sequential(functions: Any, segments: int, input: Any, use_reentrant: bool | None = None,
-                          **kwargs: Any) -> Any:
-    """Split a sequence of functions (modules) into ``segments`` checkpointed chunks."""
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     functions = list(functions.children()) if hasattr(functions, "children") else list(functions)
-    size = max(1, len(functions) // segments)
+    size = len(functions) // segments
     end = -1
     for start in range(0, size * (segments - 1), size):
         end = start + size - 1
@@ -105,8 +292,7 @@ def checkpoint_sequential(functions: Any, segments: int, input: Any, use_reentra
                 x = f(x)
             return x
 
-        input = checkpoint(run, input, use_reentrant=True if use_reentrant is None else
-                           use_reentrant, **kwargs)
+        input = checkpoint(run, input, use_reentrant=use_reentrant, preserve_rng_state=preserve)
     for f in functions[end + 1:]:
         input = f(input)
     return input
