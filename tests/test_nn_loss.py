@@ -415,6 +415,14 @@ ERRORS = {
                                                                         t.tensor([1])),
     "bcel-pos-weight-bigger": lambda t: F(t).binary_cross_entropy_with_logits(
         X(t, 3, 4), P(t, 3, 4), pos_weight=t.ones(2, 3, 4)),
+    "bcel-pos-weight-size": lambda t: F(t).binary_cross_entropy_with_logits(
+        X(t, 4, 2), P(t, 4, 2), pos_weight=t.ones(3)),
+    "bcel-weight-size": lambda t: F(t).binary_cross_entropy_with_logits(
+        X(t, 4, 2), P(t, 4, 2), weight=t.ones(3)),
+    "bcel-both-sizes": lambda t: F(t).binary_cross_entropy_with_logits(
+        X(t, 4, 2), P(t, 4, 2), weight=t.ones(3), pos_weight=t.ones(5)),
+    "bcel-module-pos-weight-size": lambda t: nn(t).BCEWithLogitsLoss(pos_weight=t.ones(3))(
+        X(t, 4, 2), P(t, 4, 2)),
     "bcel-pos-weight-requires-grad": lambda t: F(t).binary_cross_entropy_with_logits(
         X(t, 3), P(t, 3), pos_weight=t.ones(3, requires_grad=True)),
     "mse-long": lambda t: F(t).mse_loss(t.ones(3, dtype=t.int64), t.ones(3, dtype=t.int64)),

@@ -526,6 +526,23 @@ def test_to_dtype_keeps_parameter_objects():
     assert m.fc.weight.dtype is mytorch.float64
 
 
+def test_to_memory_format_channels_last_matches_torch():
+    strides = []
+    for lib in LIBS:
+        m = lib.nn.Sequential(lib.nn.Conv2d(3, 8, 3), lib.nn.BatchNorm2d(8), lib.nn.Linear(4, 2))
+        w = m[0].weight
+        assert m.to(memory_format=lib.channels_last) is m and m[0].weight is w
+        got = [m[0].weight.stride(), m[2].weight.stride(), m[1].running_mean.stride()]
+        m.to(lib.float64, memory_format=lib.channels_last)
+        got += [m[0].weight.stride(), str(m[0].weight.dtype)]
+        m.to(memory_format=lib.contiguous_format)
+        got.append(m[0].weight.stride())
+        strides.append(got)
+    assert strides[0] == strides[1]
+    assert strides[0][0] == (27, 1, 9, 3)
+    same_error(lambda lib: lib.nn.Conv3d(1, 2, 1).to(memory_format=lib.channels_last))
+
+
 def test_to_device_and_tensor_created_in_forward():
     nn = mytorch.nn
 
@@ -716,6 +733,28 @@ def test_full_backward_hook_when_no_input_requires_grad():
     assert len(caps[0]) == 1
 
 
+def test_full_backward_hook_output_without_gradient_is_none():
+    """GRU's ``h_n`` unused: hooks see ``None`` for it (not zeros); an unused input gets zeros."""
+    caps, pre_caps, grads = [], [], []
+    x_np = np.random.default_rng(2).standard_normal((3, 2, 3)).astype(np.float32)
+    m, t = both(lambda lib: lib.nn.GRU(3, 4))
+    for lib, model in [(mytorch, m), (torch, t)]:
+        cap, pre = _Capture(), []
+        model.register_full_backward_pre_hook(lambda mod, gout: pre.append([g is None for g in gout]))
+        model.register_full_backward_hook(cap)
+        x = lib.from_numpy(x_np.copy()).requires_grad_()
+        h0 = lib.zeros(1, 2, 4, requires_grad=True)
+        out, _ = model(x, h0)
+        out.square().sum().backward()
+        caps.append(cap.calls)
+        pre_caps.append(pre)
+        grads.append(as_numpy(x.grad))
+    _compare_calls(*caps)
+    assert pre_caps[0] == pre_caps[1] == [[False, True]]
+    assert caps[0][0][4] == [False, True]  # grad_output: (d out, None)
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-6)
+
+
 # ---------------------------------------------------------------------------------- Linear & F
 @pytest.mark.parametrize("shape", [(4,), (3, 4), (2, 3, 4)], ids=str)
 @pytest.mark.parametrize("bias", [True, False])
@@ -735,6 +774,22 @@ def test_linear_forward_backward_matches_torch(shape, bias):
     assert_same(m.weight.grad, t.weight.grad)
     if bias:
         assert_same(m.bias.grad, t.bias.grad)
+
+
+LINEAR_DTYPE_ERRORS = {
+    "float_input_double_linear": lambda lib: lib.nn.Linear(3, 2).double()(lib.randn(4, 3)),
+    "unbatched": lambda lib: lib.nn.Linear(3, 2).double()(lib.randn(3)),
+    "double_input_3d": lambda lib: lib.nn.Linear(3, 2)(lib.randn(2, 4, 3).double()),
+    "long_input": lambda lib: lib.nn.Linear(3, 2)(lib.ones(4, 3, dtype=lib.int64)),
+    "no_bias": lambda lib: lib.nn.Linear(3, 2, bias=False).double()(lib.randn(4, 3)),
+    "bias_dtype": lambda lib: lib.nn.functional.linear(lib.randn(4, 3), lib.randn(2, 3),
+                                                       lib.randn(2).double()),
+}
+
+
+@pytest.mark.parametrize("fn", LINEAR_DTYPE_ERRORS.values(), ids=LINEAR_DTYPE_ERRORS.keys())
+def test_linear_dtype_errors_match_torch(fn):
+    same_error(fn)
 
 
 def test_functional_matches_modules():

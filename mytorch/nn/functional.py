@@ -7,6 +7,7 @@ train/eval switch) to keep; use the function for parameter-free steps inside you
 from __future__ import annotations
 
 from .._ops import pointwise as _pw
+from .._ops._operands import check_same_device
 from .._tensor import Tensor
 
 __all__ = ["linear", "relu", "relu_"]
@@ -14,6 +15,15 @@ __all__ = ["linear", "relu", "relu_"]
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y = x Wᵀ + b`` over the last dimension of ``input``; ``weight`` is ``(out, in)``."""
+    if bias is not None:  # torch computes this case as addmm(bias, x, Wᵀ): its dtype checks
+        if input.dtype != weight.dtype:
+            raise RuntimeError("mat1 and mat2 must have the same dtype, but got "
+                               f"{_pw._cap(input.dtype)} and {_pw._cap(weight.dtype)}")
+        if bias.dtype != weight.dtype:
+            raise RuntimeError("self and mat2 must have the same dtype, but got "
+                               f"{_pw._cap(bias.dtype)} and {_pw._cap(weight.dtype)}")
+        if not input._device == weight._device == bias._device:
+            check_same_device(bias, input, weight)  # addmm's order: the bias's device first
     out = input.matmul(weight.t())
     if bias is not None:
         out = out + bias

@@ -14,7 +14,8 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
-           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
+           "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
+           "kaiming_normal_", "orthogonal_"]
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                "conv_transpose3d")
@@ -104,6 +105,66 @@ def ones_(tensor: Tensor) -> Tensor:
 def zeros_(tensor: Tensor) -> Tensor:
     with no_grad():
         return tensor.zero_()
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """The identity matrix (1 on the diagonal, 0 elsewhere; a non-square ``(out, in)`` keeps
+    as many inputs as it can): a Linear layer that starts by passing its input through."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    from .._creation import eye
+
+    with no_grad():
+        return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """A conv weight ``(out, in, *kernel)`` that copies input channel ``i`` to output channel
+    ``i`` (a 1 at the kernel's centre), per group: the convolution starts as the identity."""
+    d = tensor.dim()
+    if d not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    out_channels, in_channels = tensor.shape[:2]
+    if out_channels % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = out_channels // groups
+    centre = tuple(k // 2 for k in tensor.shape[2:])
+    with no_grad():
+        tensor.zero_()
+        for g in range(groups):
+            for c in range(min(per_group, in_channels)):
+                tensor[(g * per_group + c, c, *centre)] = 1
+    return tensor
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """A random (semi-)orthogonal matrix times ``gain``; trailing dims are flattened.
+
+    The Q of a QR decomposition of a standard normal matrix, each column's sign fixed by the sign
+    of R's diagonal: that makes Q uniformly distributed over the orthogonal matrices (without the
+    fix, QR's sign convention would bias it). Rows stay orthonormal when there are fewer rows than
+    columns, columns otherwise. Orthogonal weights keep every singular value at ``gain``: signals
+    neither grow nor shrink through a deep (or recurrent) stack of such layers.
+    """
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    from .._device import xp_for
+    from .._tensor import wrap
+
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    with no_grad():
+        flat = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+        a = flat._data.T if rows < cols else flat._data  # QR of the tall orientation
+        xp = xp_for(tensor._device)
+        q, r = xp.linalg.qr(a)
+        q = q * xp.sign(xp.diagonal(r))  # column j times sign(R[j, j])
+        if rows < cols:
+            q = q.T
+        tensor.copy_(wrap(xp.ascontiguousarray(q), tensor._device).reshape(tensor.shape))
+        return tensor.mul_(gain)
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:

@@ -21,13 +21,14 @@ import numpy as np
 
 from ... import _dtype as D
 from ..._ops import pointwise as _pw
-from ..._ops._operands import wrap_dim
+from ..._ops._operands import check_same_device, quietly, wrap_dim
 from ..._ops.indexing import where
 from ..._tensor import Tensor, wrap
-from ...autograd.graph import needs_grad, record
+from ...autograd.graph import SavedOutput, mask_grad, needs_grad, record, record_outputs, sum_to
 
 __all__ = ["leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "gelu", "silu", "softplus",
-           "hardtanh", "hardtanh_", "relu6", "softmax", "log_softmax", "softmin", "sigmoid", "tanh"]
+           "logsigmoid", "hardtanh", "hardtanh_", "relu6", "softmax", "log_softmax", "softmin",
+           "sigmoid", "tanh"]
 
 sigmoid = _pw.sigmoid
 tanh = _pw.tanh
@@ -54,17 +55,14 @@ def _unary(input: Tensor, y: Any, node: str, derivative: Callable[[Tensor], Tens
     return res
 
 
-def _mask(arr: Any, like: Tensor) -> Tensor:
-    """A constant tensor (no autograd) from a boolean/float array, for use in backward."""
-    return wrap(arr.astype(like._data.dtype), like._device)
-
-
 # ----------------------------------------------------------------------------- ReLU family
+@quietly
 def _leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     x = _require_float(input, "leaky_relu_cpu")
     pos = x > 0
     slope = np.where(pos, 1, negative_slope).astype(x.dtype)
-    return _unary(input, x * slope, "LeakyReluBackward0", lambda g: g * _mask(slope, g))
+    return _unary(input, x * slope, "LeakyReluBackward0",
+                  lambda g: mask_grad("LeakyReluBackwardBackward0", g, slope, input))
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -82,7 +80,8 @@ _leaky_inplace = _pw._inplace_version(_leaky_relu)
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """Leaky ReLU with a *learned* slope: one per channel (dim 1), or one shared slope."""
-    _require_float(input, "prelu_cpu")
+    check_same_device(input, weight)  # the kernel below mixes the two raw arrays
+    x = _require_float(input, "prelu_cpu")
     n = weight.numel()
     channels = input.shape[1] if input.dim() >= 2 else 1
     if n != 1 and n != channels:
@@ -95,7 +94,47 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         w = weight.reshape(())
     else:
         w = weight.reshape((1, n) + (1,) * (input.dim() - 2))
-    return where(input > 0, input, w * input)
+    wa = w._data
+    res = wrap(np.where(x > 0, x, wa * x).astype(x.dtype, copy=False), input._device)
+    if needs_grad(input, w):
+        record("PreluKernelBackward0", res, (input, w), lambda g: _prelu_backward(g, input, w),
+               saved=(input, w))
+    return res
+
+
+def _prelu_backward(g: Tensor, x: Tensor, w: Tensor) -> tuple:
+    """``(d/dx, d/dw)`` of prelu: ``g`` or ``w·g`` for x, ``0`` or ``x·g`` for the slope.
+
+    Recorded as one node, because torch's second derivatives count ``x = 0`` as positive while
+    the first derivative there uses the slope: no composition of ordinary ops does both.
+    """
+    pos = x._data > 0
+    ga, wa = g._data, w._data
+    gx = wrap(np.where(pos, ga, wa * ga).astype(ga.dtype, copy=False), g._device)
+    gw = wrap(np.where(pos, 0, x._data * ga).astype(ga.dtype, copy=False), g._device)
+    if needs_grad(g, x, w):
+        record_outputs("PreluKernelBackwardBackward0", (gx, gw), (g, x, w),
+                       lambda grads: _prelu_double_backward(grads, g, x, w), (g, x, w))
+    return (gx if x._requires_grad else None,
+            sum_to(gw, tuple(w.shape)) if w._requires_grad else None)
+
+
+def _prelu_double_backward(grads: list, g: Tensor, x: Tensor, w: Tensor) -> tuple:
+    """torch's formulas for the backward of :func:`_prelu_backward` (x >= 0 counts as positive)."""
+    ggx, ggw = grads
+    keep = wrap(x._data >= 0, x._device)
+    d_g = d_x = d_w = None
+    if g._requires_grad:
+        neg = None if ggx is None else ggx * w
+        if ggw is not None:
+            neg = ggw * x if neg is None else neg + ggw * x
+        d_g = where(keep, 0.0 if ggx is None else ggx, neg)
+    if x._requires_grad:
+        d_x = x.new_zeros(tuple(x.shape)) if ggw is None else where(keep, 0.0, g * ggw)
+    if w._requires_grad:
+        d_w = w.new_zeros(tuple(w.shape)) if ggx is None else \
+            sum_to(where(keep, 0.0, g * ggx), tuple(w.shape))
+    return d_g, d_x, d_w
 
 
 def _hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
@@ -104,7 +143,8 @@ def _hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
         raise ValueError("min_val cannot be greater than max_val")
     inside = (x > min_val) & (x < max_val)
     y = np.clip(x, x.dtype.type(min_val), x.dtype.type(max_val))
-    return _unary(input, y, "HardtanhBackward0", lambda g: g * _mask(inside, g))
+    return _unary(input, y, "HardtanhBackward0",
+                  lambda g: mask_grad("HardtanhBackwardBackward0", g, inside, input))
 
 
 _hardtanh_inplace = _pw._inplace_version(_hardtanh)
@@ -136,10 +176,13 @@ def _elu(input: Tensor, alpha: float = 1.0) -> Tensor:
         y = np.where(pos, x, alpha * np.expm1(x)).astype(x.dtype)
     res = wrap(y, input._device)
     if needs_grad(input):
-        keep = wrap(pos, input._device)
-        # d/dx alpha * (e^x - 1) = alpha * e^x, written with the input so it can be differentiated
+        # d/dx alpha * (e^x - 1) = alpha * e^x. Written as g * (c + alpha * (e^x - 1) where x < 0)
+        # with the constant c = 1 or alpha: the same first derivative, and a second derivative
+        # that is 0 at x = 0 exactly, as torch's.
+        c = wrap(np.where(pos, 1, alpha).astype(x.dtype), input._device)
+        neg = wrap(x < 0, input._device)
         record("EluBackward0", res, (input,),
-               lambda g: (where(keep, g, g * alpha * input.exp()),), saved=(input,))
+               lambda g: (g * (c + where(neg, input.expm1(), 0.0) * alpha),), saved=(input,))
     return res
 
 
@@ -156,6 +199,7 @@ def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     return _elu_inplace(input, alpha)
 
 
+@quietly  # huge inputs overflow to inf and nan silently, as in torch
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``x * Φ(x)`` (Φ = the standard normal CDF); ``approximate='tanh'`` is GPT-2's formula."""
     if approximate not in ("none", "tanh"):
@@ -179,6 +223,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     return _unary(input, y.astype(x.dtype, copy=False), "GeluBackward0", derivative)
 
 
+@quietly
 def _silu(input: Tensor) -> Tensor:
     x = _require_float(input, "silu_cpu")
     y = x * _pw._sigmoid_array(x)
@@ -198,6 +243,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return (_silu_inplace if inplace else _silu)(input)
 
 
+@quietly
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, a smooth ReLU; linear where ``beta * x > threshold``."""
     x = _require_float(input, "softplus_cpu")
@@ -208,6 +254,19 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     keep = wrap(linear, input._device)
     return _unary(input, y, "SoftplusBackward0",
                   lambda g: where(keep, g, g * (input * beta).sigmoid()))
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x))``, finite for any ``x``: ``min(x, 0) - log(1 + exp(-|x|))``.
+
+    ``log(x.sigmoid())`` gives ``-inf`` once ``sigmoid`` rounds to 0 (x < -104 in float32); this
+    form never exponentiates a large positive number. Its derivative is ``sigmoid(-x)``.
+    """
+    x = _require_float(input, "log_sigmoid_forward")
+    with _pw._quiet():
+        y = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+    return _unary(input, y.astype(x.dtype, copy=False), "LogSigmoidBackward0",
+                  lambda g: g * (-input).sigmoid())
 
 
 # ----------------------------------------------------------------------------- softmax family
@@ -241,8 +300,13 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
         y = e / e.sum(axis=d, keepdims=True) if x.ndim else e
     res = wrap(y, input._device)
     if needs_grad(input):
-        record("SoftmaxBackward0", res, (input,),
-               lambda g: (res * (g - (g * res).sum(d, keepdim=True)),), saved=(res,))
+        out = SavedOutput(res)
+
+        def backward(g: Tensor) -> tuple:
+            p = out()
+            return (p * (g - (g * p).sum(d, keepdim=True)),)
+
+        record("SoftmaxBackward0", res, (input,), backward, saved=(out,))
     return res
 
 
@@ -259,8 +323,9 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             y = x - x
     res = wrap(y, input._device)
     if needs_grad(input):
+        out = SavedOutput(res)
         record("LogSoftmaxBackward0", res, (input,),
-               lambda g: (g - res.exp() * g.sum(d, keepdim=True),), saved=(res,))
+               lambda g: (g - out().exp() * g.sum(d, keepdim=True),), saved=(out,))
     return res
 
 

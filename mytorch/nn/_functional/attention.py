@@ -57,7 +57,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         if attn_mask is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                                "set when is_causal=True")
-        allowed = ones(L, S, dtype=query.dtype).tril().bool()
+        allowed = ones(L, S, dtype=query.dtype, device=query.device).tril().bool()
         scores = scores.masked_fill(~allowed, _NEG_INF)
     if attn_mask is not None:
         scores = scores + _mask_to_bias(attn_mask, query, true_means_masked=False)
@@ -167,7 +167,7 @@ def multi_head_attention_forward(
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
     out = weights.matmul(v).transpose(0, 1).reshape(tgt * bsz, embed_dim)
-    out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt, bsz, -1)
+    out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt, bsz, out_proj_weight.shape[0])
     if not batched:
         out = out.squeeze(1)
     if not need_weights:

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..._ops._operands import check_same_device, quietly
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import needs_grad, record
 from ._windows import add_windows, pad_array, windows
@@ -61,12 +62,13 @@ def _im2col(x: Any, kernel: Sequence[int], out: Sequence[int], geo: _Geometry) -
     xp = pad_array(_split(x, geo.groups), 3, geo.padding)               # (N, G, Cg, *S)
     win = windows(xp, 3, out, kernel, geo.stride, geo.dilation)          # (N, G, Cg, *out, *k)
     win = win.transpose(0, 1, 2, *range(3 + d, 3 + 2 * d), *range(3, 3 + d))  # (N, G, Cg, *k, *out)
-    return win.reshape(x.shape[0], geo.groups, -1, math.prod(out))      # the one big copy
+    rows = x.shape[1] // geo.groups * math.prod(kernel)                  # explicit: N may be 0
+    return win.reshape(x.shape[0], geo.groups, rows, math.prod(out))     # the one big copy
 
 
 def _weight_matrix(w: Any, g: int) -> Any:
     """Weight ``(O, C/G, *k)`` as ``(G, O/G, C/G × taps)``: a reshape, no copy."""
-    return w.reshape(g, w.shape[0] // g, -1)
+    return w.reshape(g, w.shape[0] // g, math.prod(w.shape[1:]))
 
 
 def _conv_out(size: Sequence[int], kernel: Sequence[int], geo: _Geometry) -> tuple[int, ...]:
@@ -75,6 +77,7 @@ def _conv_out(size: Sequence[int], kernel: Sequence[int], geo: _Geometry) -> tup
                  zip(size, kernel, geo.padding, geo.stride, geo.dilation, strict=False))
 
 
+@quietly  # products that overflow are inf, silently as in torch
 def _forward_arrays(x: Any, w: Any, geo: _Geometry) -> tuple[Any, Any]:
     """``F(x, w)`` and the im2col columns it used (kept for the weight gradient).
 
@@ -90,9 +93,11 @@ def _forward_arrays(x: Any, w: Any, geo: _Geometry) -> tuple[Any, Any]:
 def _to_rows(y: Any, g: int) -> Any:
     """``(N, O, *out)`` → ``(G, N*L, O/G)``: one row per output pixel, channels last."""
     n, o = y.shape[:2]
-    return y.reshape(n, g, o // g, -1).transpose(1, 0, 3, 2).reshape(g, -1, o // g)
+    pixels = math.prod(y.shape[2:])                   # sizes spelled out: a -1 fails when n == 0
+    return y.reshape(n, g, o // g, pixels).transpose(1, 0, 3, 2).reshape(g, n * pixels, o // g)
 
 
+@quietly
 def _input_grad_arrays(g: Any, w: Any, geo: _Geometry, size: Sequence[int]) -> Any:
     """``Bx(g, w)``: for every kernel tap, ``g @ W[tap]`` added back where that tap read from.
 
@@ -103,7 +108,7 @@ def _input_grad_arrays(g: Any, w: Any, geo: _Geometry, size: Sequence[int]) -> A
     d, groups, n = w.ndim - 2, geo.groups, g.shape[0]
     kernel, out = w.shape[2:], g.shape[2:]
     og, cg = w.shape[0] // groups, w.shape[1]
-    w_taps = w.reshape(groups, og, cg, -1).transpose(0, 3, 1, 2)          # (G, taps, O/G, Cg)
+    w_taps = w.reshape(groups, og, cg, math.prod(kernel)).transpose(0, 3, 1, 2)  # (G, taps, O/G, Cg)
     dcols = _to_rows(g, groups)[:, None] @ w_taps                         # (G, taps, N*L, Cg)
     src = dcols.reshape(groups, *kernel, n, *out, cg) \
         .transpose(0, d + 1, *range(d + 2, 2 * d + 2), *range(1, d + 1), 2 * d + 2)
@@ -120,16 +125,17 @@ def _input_grad_arrays(g: Any, w: Any, geo: _Geometry, size: Sequence[int]) -> A
 _CHUNK = 1 << 22
 
 
+@quietly
 def _weight_grad_arrays(x: Any, g: Any, geo: _Geometry, kernel: Sequence[int],
                         cols: Any = None) -> Any:
     """``Bw(x, g)``: ``Σ_n g[n, g] @ cols[n, g]ᵀ`` for every group, back in the weight's layout."""
     if cols is None:
         cols = _im2col(x, kernel, g.shape[2:], geo)
     n, groups = g.shape[0], geo.groups
-    rows = g.reshape(n, groups, g.shape[1] // groups, -1)                # (N, G, O/G, L)
+    rows = g.reshape(n, groups, g.shape[1] // groups, math.prod(g.shape[2:]))  # (N, G, O/G, L)
     cols_t = cols.transpose(0, 1, 3, 2)                                  # (N, G, L, Cg·taps)
     dw = np.zeros_like(cols, shape=(groups, rows.shape[2], cols.shape[2]))
-    step = max(1, _CHUNK // dw.size)
+    step = max(1, _CHUNK // max(1, dw.size))
     for i in range(0, n, step):
         dw += (rows[i:i + step] @ cols_t[i:i + step]).sum(0)
     return dw.reshape(g.shape[1], x.shape[1] // groups, *kernel)
@@ -220,6 +226,7 @@ def _check_input(input: Tensor, weight: Tensor, bias: Tensor | None, d: int, fn:
         raise RuntimeError(f"expected stride to be a single integer value or a list of "
                            f"{weight.dim() - 2} values to match the convolution dimensions, but "
                            f"got stride={[1] * d}")
+    _check_devices(input, weight, bias)
     if input.dtype != weight.dtype:
         if input.dtype.itemsize > weight.dtype.itemsize and input.is_floating_point():
             raise RuntimeError(f"expected scalar type {_cap(input)} but found {_cap(weight)}")
@@ -230,6 +237,19 @@ def _check_input(input: Tensor, weight: Tensor, bias: Tensor | None, d: int, fn:
         raise RuntimeError(f"Input type ({_short(input)}) and bias type ({_short(bias)}) should "
                            "be the same")
     return input.dim() == d + 2
+
+
+def _check_devices(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """Parameters on another device than the input: torch's convolution compares the tensors'
+    *types* (``torch.cuda.FloatTensor`` …); a CPU input is headed for its MKLDNN kernel, whose
+    message says so."""
+    cpu = input.device.type == "cpu"
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.device.type != input.device.type:
+            raise RuntimeError(f"Input type ({input.type()}) and {name} type ({t.type()}) should be "
+                               "the same" + (f" or input should be a MKLDNN tensor and {name} is a "
+                                             "dense tensor" if cpu else ""))
+    check_same_device(input, weight, *(() if bias is None else (bias,)))  # cuda:0 vs cuda:1
 
 
 def _cap(t: Tensor) -> str:
@@ -250,6 +270,13 @@ def _check_geometry(stride: tuple, padding: tuple, dilation: tuple, groups: int)
         raise RuntimeError("dilation should be greater than zero")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
+
+
+def _check_weight_rows(weight: Tensor, groups: int) -> None:
+    """At least one row of weights per group (an empty weight has nothing to convolve with)."""
+    if weight.shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {list(weight.shape)} instead")
 
 
 def _check_bias(weight: Tensor, bias: Tensor | None, channels: int) -> None:
@@ -278,6 +305,7 @@ def _convnd(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, pad
         pads = tuple((p, p) for p in _tuple(padding, d, "padding"))
     _check_geometry(stride, pads, dilation, groups)
     o, cg = weight.shape[:2]
+    _check_weight_rows(weight, groups)
     if o % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at "
                            f"dimension 0, but got weight of size [{list(weight.shape)}] instead")
@@ -335,6 +363,7 @@ def _conv_transposend(input: Tensor, weight: Tensor, bias: Tensor | None, stride
                                + [f"stride_{n}: {v}" for n, v in zip(names, stride, strict=False)]
                                + [f"dilation_{n}: {v}" for n, v in zip(names, dilation, strict=False)]))
     cin, cg = weight.shape[:2]
+    _check_weight_rows(weight, groups)
     if x.shape[1] != cin:
         raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
                            f"input{list(x.shape)} to have {cin} channels, but got {x.shape[1]} "

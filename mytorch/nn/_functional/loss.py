@@ -25,11 +25,12 @@ import numpy as np
 from ... import _dtype as D
 from ..._device import xp_for
 from ..._ops import pointwise as _pw
+from ..._ops._operands import broadcast_error, check_same_device
 from ..._ops.indexing import where
 from ..._ops.shape import broadcast_shapes, broadcast_tensors
 from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import STATE, no_grad
-from ...autograd.graph import needs_grad, record
+from ...autograd.graph import depends_on, needs_grad, record
 from .activation import log_softmax
 
 __all__ = ["l1_loss", "mse_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
@@ -99,6 +100,11 @@ def _warn_if_broadcast(input: Tensor, target: Tensor) -> None:
                       stacklevel=3)
 
 
+def _same_device(*tensors: Tensor | None) -> None:
+    """torch's device check, in its argument order: the fused losses work on raw arrays."""
+    check_same_device(*(t for t in tensors if t is not None))
+
+
 def _require_float(dt: D.dtype, kernel: str) -> None:
     if not dt.is_floating_point:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pw._cap(dt)}'")
@@ -111,9 +117,18 @@ def _not_differentiable(fn: str, name: str, t: Tensor | None) -> None:
                            f"'{name}'. This input cannot have requires_grad True.")
 
 
-def _fits(shape: tuple, other: Tensor | None) -> None:
-    """``other`` must broadcast *into* ``shape`` (torch multiplies it in place)."""
+def _fits(shape: tuple, other: Tensor | None, other_first: bool = False) -> None:
+    """``other`` must broadcast *into* ``shape`` (torch multiplies it in place).
+
+    Shapes that do not broadcast at all get the error of torch's product, whose left operand
+    is ``other`` when ``other_first`` (``pos_weight * target``), else the loss (``loss * weight``).
+    """
     if other is not None:
+        pair = (tuple(other.shape), shape) if other_first else (shape, tuple(other.shape))
+        try:
+            np.broadcast_shapes(*pair)
+        except ValueError:
+            broadcast_error(*pair)
         full = tuple(broadcast_shapes(shape, tuple(other.shape)))
         if full != tuple(shape):
             raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast "
@@ -155,7 +170,28 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
         return _weighted_reduce((x - y).square() * weight, weight, reduction, mean_by_weight=True)
     reduction = _reduction(None, None, reduction)
     _require_float(D.result_type(x, y), "mse_cpu")
-    return _reduce((x - y).square(), reduction)
+    _same_device(x, y)  # _mse works on the raw arrays
+    return _mse(x, y, reduction)
+
+
+def _mse(x: Tensor, y: Tensor, reduction: str) -> Tensor:
+    """``reduce((x - y)²)`` as one op that saves ``x`` and ``y``, like torch's: changing either in
+    place before backward is then an error rather than unnoticed."""
+    dt = D.result_type(x, y)
+    a, b = x._data.astype(dt.np, copy=False), y._data.astype(dt.np, copy=False)
+    with _pw._quiet():
+        diff = a - b
+        out = wrap(_reduce_array(diff * diff, reduction), x._device)
+    if needs_grad(x, y):
+        n = diff.size
+
+        def backward(g: Tensor) -> tuple:
+            d = (x - y) * (_scale(g, reduction, n) * 2)
+            return (_as_grad(d, x) if x._requires_grad else None,
+                    _as_grad(-d, y) if y._requires_grad else None)
+
+        record("MseLossBackward0", out, (x, y), backward, saved=(x, y))
+    return out
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
@@ -284,6 +320,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     ``'mean'`` divides by the summed weight of the targets that were *not* ignored.
     """
     reduction = _reduction(size_average, reduce, reduction)
+    _same_device(input, target, weight)
     _check_nll(input, target, weight)
     _not_differentiable("nll_loss_forward", "weight", weight)
     safe, ignored, cdim = _class_targets(input, target, ignore_index)
@@ -296,10 +333,12 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if needs_grad(input):
         def backward(g: Tensor) -> tuple:
             # d loss / d input[n, c] = coef[n] = -w[n] (/ total) where c = target[n], 0 elsewhere.
-            if not g._requires_grad:  # the usual case: g is a constant, fold it into the values
+            if not (g._requires_grad or STATE.enabled):  # usual: g is a constant, fold it in
                 return (wrap(_scatter_along(x.shape, key, coef * g._data, xp), input._device),)
             d_input = wrap(_scatter_along(x.shape, key, coef, xp), input._device)
-            return (d_input * (g.unsqueeze(cdim) if reduction == "none" else g),)
+            d = d_input * (g.unsqueeze(cdim) if reduction == "none" else g)
+            # create_graph: like torch's, the gradient depends (with derivative 0) on the input
+            return (depends_on(d, input, "NllLossBackwardBackward0"),)
 
         record("NllLossBackward0", out, (input,), backward)
     return out
@@ -355,6 +394,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     the uniform distribution: ``(1 - ε)·target + ε/C``.
     """
     reduction = _reduction(size_average, reduce, reduction)
+    _same_device(input, target, weight)
     if input.shape == target.shape:  # same shape: the target holds probabilities
         if not target.dtype.is_floating_point:
             raise RuntimeError("Expected floating point type for target with class probabilities, "
@@ -480,6 +520,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     Each log is clamped at -100 (like torch), so ``p = 0`` or ``1`` gives a loss of 100, not inf.
     """
     reduction = _reduction(size_average, reduce, reduction)
+    _same_device(input, target, weight)
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input "
                          f"size ({input.size()}) is deprecated. Please ensure they have the same "
@@ -519,7 +560,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
             return gi, gt
 
         record("BinaryCrossEntropyBackward0", out, (input, target), backward,
-               saved=(input, target))
+               saved=tuple(t for t in (input, target, weight) if t is not None))
     return out
 
 
@@ -539,6 +580,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     ``pos_weight`` (one value per class, broadcast over the last dim) scales the positive term.
     """
     reduction = _reduction(size_average, reduce, reduction)
+    _same_device(input, target, weight, pos_weight)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.size()}) must be the same as input size "
                          f"({input.size()})")
@@ -546,8 +588,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if not target.dtype.is_floating_point:
         raise RuntimeError(f"result type {_pw._cap(D.result_type(input, target))} can't be cast "
                            f"to the desired output type {_pw._cap(target.dtype)}")
+    _fits(tuple(input.shape), pos_weight, other_first=True)  # torch uses pos_weight first
     _fits(tuple(input.shape), weight)
-    _fits(tuple(input.shape), pos_weight)
     _not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
     _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     with no_grad():
@@ -582,5 +624,5 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
             return gi, gt
 
         record("BinaryCrossEntropyWithLogitsBackward0", out, (input, target), backward,
-               saved=(input, target))
+               saved=tuple(t for t in (input, target, weight, pos_weight) if t is not None))
     return out

@@ -26,11 +26,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..._device import xp_for
+from ..._ops._operands import check_same_device, quietly
 from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import STATE
 from ...autograd.graph import needs_grad, record, sum_to
 
-__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm"]
+__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "normalize"]
 
 
 # ----------------------------------------------------------------------------- the fused kernel
@@ -52,6 +53,7 @@ def _sum(arr: Any, axes: tuple[int, ...], xp: Any) -> Any:
     return arr.sum(axis=axes, keepdims=True)
 
 
+@quietly  # huge or infinite inputs give inf/nan silently, as in torch
 def _normalize(input: Tensor, axes: tuple[int, ...], param_shape: tuple[int, ...],
                weight: Tensor | None, bias: Tensor | None, eps: float, node: str
                ) -> tuple[Tensor, Any, Any]:
@@ -79,10 +81,13 @@ def _normalize(input: Tensor, axes: tuple[int, ...], param_shape: tuple[int, ...
                 return _backward_graph(g, input, weight, bias, axes, param_shape, eps)
             return _backward_fast(g, xc, invstd, count, input, weight, bias, axes, param_shape)
 
-        record(node, res, (input, weight, bias), backward, saved=(input,))
+        # backward reads the weight's values too: changing it in place before then is an error
+        record(node, res, (input, weight, bias), backward,
+               saved=(input,) if weight is None else (input, weight))
     return res, mean, var
 
 
+@quietly
 def _backward_fast(g: Tensor, xc: Any, invstd: Any, count: int, input: Tensor,
                    weight: Tensor | None, bias: Tensor | None, axes: tuple[int, ...],
                    param_shape: tuple[int, ...]) -> tuple:
@@ -127,7 +132,8 @@ def _to_param(arr: Any, param_shape: tuple[int, ...], param: Tensor, xp: Any) ->
     lead = arr.ndim - len(param_shape)
     if lead:  # the leading (batch) dims
         rows = math.prod(arr.shape[:lead])
-        arr = xp.einsum("ij->j", arr.reshape(rows, -1)).reshape(arr.shape[lead:])
+        cols = math.prod(arr.shape[lead:])  # spelled out: rows may be 0 (an empty batch)
+        arr = xp.einsum("ij->j", arr.reshape(rows, cols)).reshape(arr.shape[lead:])
     axes = tuple(i for i, n in enumerate(param_shape) if n == 1 and arr.shape[i] != 1)
     if axes:
         arr = arr.sum(axis=axes, keepdims=True)
@@ -179,6 +185,12 @@ def _check_param(name: str, t: Tensor | None, n: int) -> None:
         raise RuntimeError(f"{name} should contain {n} elements not {t.numel()}")
 
 
+def _same_device(*tensors: Tensor | None) -> None:
+    """torch's device check, in its argument order (input, weight, bias, running statistics):
+    the fused kernels below work on the raw arrays, which must live on one device."""
+    check_same_device(*(t for t in tensors if t is not None))
+
+
 def _channel_shape(input: Tensor) -> tuple[int, ...]:
     """``(1, C, 1, …)``: how per-channel parameters broadcast against ``input``."""
     return (1, input.shape[1]) + (1,) * (input.dim() - 2)
@@ -196,6 +208,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     """
     if input.dim() < 2:
         raise ValueError(f"Expected 2D or higher input to batch_norm (got {input.dim()}D input)")
+    _same_device(input, weight, bias, running_mean, running_var)
     c = input.shape[1]
     _check_param("running_mean", running_mean, c)
     _check_param("running_var", running_var, c)
@@ -208,6 +221,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if running_var is None:
             raise RuntimeError("running_var must be defined in evaluation mode")
         return _affine_with_stats(input, running_mean, running_var, weight, bias, eps, shape)
+    if input.numel() == 0:  # an empty batch: nothing to normalise, running statistics unchanged
+        out = input.clone()  # as torch: weight[0] and bias[0] join in, so both get (zero) grads
+        out = out if weight is None else out * weight[0]
+        return out if bias is None else out + bias[0]
     count = input.numel() // c
     if count == 1:
         raise ValueError("Expected more than 1 value per channel when training, got input size "
@@ -228,6 +245,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
 
     With running statistics, they track the batch average of the per-sample statistics.
     """
+    _same_device(input, weight, bias, running_mean, running_var)
     shape = _channel_shape(input)
     if not use_input_stats:
         if running_mean is None or running_var is None:
@@ -262,6 +280,7 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
                         f"ints, not {type(normalized_shape).__name__}")
     ns = tuple(normalized_shape)
     k = len(ns)
+    _same_device(input, weight, bias)
     if tuple(input.shape[input.dim() - k:]) != ns or input.dim() < k:
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
                            f"[*, {', '.join(map(str, ns))}], but got input of size"
@@ -282,10 +301,11 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
         raise RuntimeError("Expected at least 2 dimensions for input tensor but received "
                            f"{input.dim()}")
     n, c = input.shape[0], input.shape[1]
+    _same_device(input, weight, bias)
     if c % num_groups != 0:
         raise RuntimeError("Expected number of channels in input to be divisible by num_groups, "
                            f"but got input of shape {list(input.shape)} and num_groups={num_groups}")
-    grouped = input.reshape(n, num_groups, -1)
+    grouped = input.reshape(n, num_groups, c // num_groups * math.prod(input.shape[2:]))
     out = _normalize(grouped, (2,), (1, 1, 1), None, None, eps, "NativeGroupNormBackward0")[0]
     out = out.reshape(input.shape)
     shape = _channel_shape(input)
@@ -294,3 +314,18 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     if bias is not None:
         out = out + bias.reshape(shape)
     return out
+
+
+# ----------------------------------------------------------------------------- normalize
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Tensor | None = None) -> Tensor:
+    """Scale each slice along ``dim`` to unit ``p``-norm: ``x / max(‖x‖_p, eps)``.
+
+    ``eps`` keeps an all-zero slice at zero instead of dividing by 0. Used e.g. for cosine
+    similarity (normalise, then a dot product) and for embeddings compared by angle.
+    """
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    if out is None:
+        return input / denom
+    from ..._ops.pointwise import div
+    return div(input, denom, out=out)

@@ -24,8 +24,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..._ops._operands import check_same_device, quietly
 from ..._tensor import Tensor, wrap
-from ...autograd.graph import needs_grad, record
+from ...autograd.graph import depends_on, needs_grad, record
 from ._windows import out_size, pad_array, tap, taps
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
@@ -216,7 +217,11 @@ def _max_poolnd(input: Tensor, d: int, kernel_size: Any, stride: Any, padding: A
     res = wrap(best, input._device)
     if needs_grad(input):
         name = f"MaxPool{d}DWithIndicesBackward0"
-        record(name, res, (input,), lambda g: (_scatter_taps(g, arg, geo, name),),
+        # (depends_on: under create_graph the gradient is a function of the input too, with
+        # derivative zero, like torch's max_pool*_with_indices_backward)
+        second = name.replace("Backward0", "BackwardBackward0")
+        record(name, res, (input,),
+               lambda g: (depends_on(_scatter_taps(g, arg, geo, name), input, second),),
                saved=(input,))
     if return_indices:
         return res, wrap(_flat_indices(arg, geo), input._device)
@@ -285,8 +290,13 @@ def _divisor(geo: _Pool, count_include_pad: bool, like: Any) -> Any:
     return _to_device(div.astype(like.dtype) if like.dtype.kind == "f" else div, like)
 
 
-def _window_mean(x: Tensor, geo: _Pool, div: Any, name: str) -> Tensor:
-    """Sum of the taps over zero padding, divided by ``div``."""
+@quietly  # a window sum that overflows is inf, silently as in torch
+def _window_mean(x: Tensor, geo: _Pool, div: Any, name: str, forward: bool = False) -> Tensor:
+    """Sum of the taps over zero padding, divided by ``div``.
+
+    ``forward``: this is avg_pool itself (not the backward of :func:`_window_spread`); its
+    gradient then also depends, with derivative zero, on ``x`` under ``create_graph``.
+    """
     xp = pad_array(x._data, x.dim() - len(geo.size), geo.pads())
     total = None
     for k in taps(geo.kernel):
@@ -295,10 +305,17 @@ def _window_mean(x: Tensor, geo: _Pool, div: Any, name: str) -> Tensor:
     out = total / div
     res = wrap(out if out.dtype == total.dtype else out.astype(total.dtype), x._device)
     if needs_grad(x):
-        record(name, res, (x,), lambda g: (_window_spread(g, geo, div, name),))
+        if forward:
+            second = name.replace("Backward0", "BackwardBackward0")
+            record(name, res, (x,),
+                   lambda g: (depends_on(_window_spread(g, geo, div, name), x, second),),
+                   saved=(x,))
+        else:
+            record(name, res, (x,), lambda g: (_window_spread(g, geo, div, name),))
     return res
 
 
+@quietly
 def _window_spread(g: Tensor, geo: _Pool, div: Any, name: str) -> Tensor:
     """The adjoint of :func:`_window_mean`: ``g / div`` added back onto every tap's input."""
     share = g._data / div
@@ -323,7 +340,7 @@ def _avg_poolnd(input: Tensor, d: int, kernel_size: Any, stride: Any, padding: A
         div = divisor_override
     else:
         div = _divisor(geo, count_include_pad, input._data)
-    return _window_mean(input, geo, div, f"AvgPool{d}DBackward0")
+    return _window_mean(input, geo, div, f"AvgPool{d}DBackward0", forward=True)
 
 
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -369,8 +386,30 @@ def _bounds(n: int, o: int) -> list[tuple[int, int]]:
     return [(i * n // o, -(-(i + 1) * n // o)) for i in range(o)]
 
 
+_ADAPTIVE = {("avg", 1): "AdaptiveAvgPool2DBackward0", ("avg", 2): "AdaptiveAvgPool2DBackward0",
+             ("avg", 3): "AdaptiveAvgPool3DBackward0", ("max", 1): "AdaptiveMaxPool2DBackward0",
+             ("max", 2): "AdaptiveMaxPool2DBackward0"}
+
+
+def _one_node(out: Tensor, input: Tensor, name: str) -> Tensor:
+    """``out``, built by a composition of ops from ``input``, behind one node called ``name``.
+
+    The node passes the gradient on unchanged; under ``create_graph`` it also makes that gradient
+    depend on ``input`` (derivative zero), as torch's adaptive pooling backward ops do.
+    """
+    if not out._requires_grad:
+        return out
+    res = wrap(out._data, out._device)
+    second = name.replace("Backward0", "BackwardBackward0")
+    return record(name, res, (out,), lambda g: (depends_on(g, input, second),))
+
+
 def _adaptive_avg(input: Tensor, output_size: Any, d: int) -> Tensor:
     """Mean over adaptive windows, one spatial dim at a time (a box mean is separable)."""
+    return _one_node(_adaptive_avg_steps(input, output_size, d), input, _ADAPTIVE["avg", d])
+
+
+def _adaptive_avg_steps(input: Tensor, output_size: Any, d: int) -> Tensor:
     sizes = _adaptive_sizes(input, output_size, d, f"adaptive_avg_pool{d}d")
     x = input
     for j, o in enumerate(sizes):
@@ -415,7 +454,7 @@ def _adaptive_max(input: Tensor, output_size: Any, d: int, return_indices: bool)
     for cell in np.ndindex(*sizes):
         box = [grids[j][c] for j, c in enumerate(cell)]
         win = x[(Ellipsis, *(slice(a, b) for a, b in box))]
-        local = win.reshape(*lead, -1).argmax(-1)            # index inside the window
+        local = win.reshape(*lead, math.prod(win.shape[len(lead):])).argmax(-1)  # in the window
         flat = 0
         for j, (a, b) in enumerate(box):                     # → index inside the input plane
             inner = 1
@@ -426,6 +465,7 @@ def _adaptive_max(input: Tensor, output_size: Any, d: int, return_indices: bool)
     indices = wrap(idx, input._device)
     values = input.flatten(-d).gather(-1, indices.flatten(-d)).view(indices.shape) if d > 1 \
         else input.gather(-1, indices)
+    values = _one_node(values, input, _ADAPTIVE["max", d])
     return (values, indices) if return_indices else values
 
 
@@ -443,6 +483,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
 def _max_unpoolnd(input: Tensor, indices: Tensor, d: int, kernel_size: Any, stride: Any,
                   padding: Any, output_size: Any) -> Tensor:
     fn = f"max_unpool{d}d"
+    check_same_device(input, indices)
     kernel = _tuple(kernel_size, d, fn, "kernel_size")
     stride = kernel if stride is None else _tuple(stride, d, fn, "stride")
     padding = _tuple(padding, d, fn, "padding")

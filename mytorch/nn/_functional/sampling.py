@@ -221,7 +221,7 @@ def _unfold(x: Tensor, kernel: tuple, dilation: tuple, padding: tuple, stride: t
     xp = pad_array(x._data, 2, [(p, p) for p in padding])
     win = windows(xp, 2, out, kernel, stride, dilation)          # (N, C, oh, ow, kh, kw)
     n, c = x.shape[:2]
-    cols = win.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * kernel[0] * kernel[1], -1)
+    cols = win.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * kernel[0] * kernel[1], out[0] * out[1])
     res = wrap(cols, x._device)
     if needs_grad(x):
         record("Im2ColBackward0", res, (x,),

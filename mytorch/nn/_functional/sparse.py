@@ -13,6 +13,7 @@ import numpy as np
 
 from ... import _dtype as D
 from ..._device import xp_for
+from ..._ops._operands import check_same_device, quietly
 from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import no_grad
 from ...autograd.graph import needs_grad, record
@@ -30,6 +31,7 @@ def _padding_index(padding_idx: int | None, num: int) -> int | None:
     return padding_idx % num
 
 
+@quietly
 def _renorm_(weight: Tensor, idx: Any, max_norm: float, norm_type: float) -> None:
     """Shrink (in place, without autograd) every looked-up row whose norm exceeds ``max_norm``."""
     xp = xp_for(weight._device)
@@ -47,6 +49,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """``weight[input]``: one row of ``weight`` (``(num_embeddings, embedding_dim)``) per index."""
+    check_same_device(weight, input)  # torch indexes the weight: its device comes first
     idx = input._data
     if idx.dtype not in _INDEX_KINDS:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following "
@@ -73,7 +76,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
                 rows = rows * wrap(factor.astype(weight._data.dtype)[:, None], weight._device)
             return (g.new_zeros(weight.shape).index_add(0, wrap(flat, weight._device), rows),)
 
-        record("EmbeddingBackward0", res, (weight,), backward, saved=(weight,))
+        # like torch, the indices are saved (backward reads them), not the weight
+        record("EmbeddingBackward0", res, (weight,), backward, saved=(input,))
     return res
 
 

@@ -20,8 +20,8 @@ from .upsampling import *  # noqa: E402,F401,F403
 __all__ += [*_conv.__all__, *_fold.__all__, *_padding.__all__, *_ps.__all__, *_pooling.__all__,
             *_up.__all__]
 
-from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, PReLU, ReLU6,  # noqa: E402
-                         SiLU, Softmax, Softmin, Softplus)
+from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax,  # noqa: E402
+                         PReLU, ReLU6, SiLU, Softmax, Softmin, Softplus)
 from .attention import MultiheadAttention  # noqa: E402
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: E402
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: E402
@@ -30,8 +30,8 @@ from .normalization import GroupNorm, LayerNorm  # noqa: E402
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: E402
 from .sparse import Embedding  # noqa: E402
 
-__all__ += ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "PReLU", "ReLU6", "SiLU",
-            "Softmax", "Softmin", "Softplus", "MultiheadAttention", "BatchNorm1d", "BatchNorm2d",
+__all__ += ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "PReLU", "ReLU6",
+            "SiLU", "Softmax", "Softmin", "Softplus", "MultiheadAttention", "BatchNorm1d", "BatchNorm2d",
             "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d",
             "InstanceNorm2d", "InstanceNorm3d", "GroupNorm", "LayerNorm", "GRU", "LSTM", "RNN",
             "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase", "Embedding"]

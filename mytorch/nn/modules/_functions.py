@@ -15,6 +15,10 @@ wrapped as::
 Backward reaches every identity node before the hub (the engine runs a node only after all nodes
 that feed it), so when the hub runs it holds every gradient of the group at once: it calls the
 user's hooks with the whole tuple and hands the (possibly replaced) gradients on to ``x₁, x₂, …``.
+
+An output that received no gradient (GRU's ``h_n`` when only ``out`` is used) reaches the hooks as
+``None``, as in torch; an *input* without one reaches them as zeros (torch's hooks see inputs'
+gradients after its identity function has filled the gaps). Zeros are handed on in both cases.
 """
 from __future__ import annotations
 
@@ -30,19 +34,25 @@ from ...autograd.graph import record
 NAME = "BackwardHookFunctionBackward"
 
 
-def _identity_group(tensors: Sequence[Tensor], on_grads: Callable[[tuple], tuple]) -> list[Tensor]:
+def _zeros_for_none(grads: Sequence[Any], tensors: Sequence[Tensor]) -> tuple:
+    return tuple(t.new_zeros(t.shape) if g is None else g for g, t in zip(grads, tensors))
+
+
+def _identity_group(tensors: Sequence[Tensor], on_grads: Callable[[tuple], tuple],
+                    none_to_hooks: bool) -> list[Tensor]:
     """Aliases of ``tensors`` whose gradients reach ``on_grads`` together, as one tuple.
 
-    ``on_grads(grads)`` receives one gradient per tensor (zeros for a tensor that received none,
-    as torch does) and returns the gradients to pass on.
+    ``on_grads(grads)`` receives one gradient per tensor and returns the gradients to pass on.
+    A tensor that received none is ``None`` there when ``none_to_hooks`` (outputs), else zeros
+    (inputs); whatever is handed on is a tensor (zeros for ``None``).
     """
     grads: list[Any] = [None] * len(tensors)
     zero = wrap(np.zeros((), dtype=np.float32))
 
     def hub_backward(_: Tensor) -> tuple:
-        got = tuple(t.new_zeros(t.shape) if g is None else g for g, t in zip(grads, tensors))
+        got = tuple(grads) if none_to_hooks else _zeros_for_none(grads, tensors)
         grads[:] = [None] * len(tensors)
-        return tuple(on_grads(got))
+        return _zeros_for_none(on_grads(got), tensors)
 
     hub = record(NAME, wrap(np.zeros((), dtype=np.float32)), tuple(tensors), hub_backward)
     out = []
@@ -80,12 +90,13 @@ class BackwardHook:
         return tuple(res)
 
     @staticmethod
-    def _apply_on_tensors(on_grads: Callable, args: tuple) -> tuple[tuple, list[int] | None]:
+    def _apply_on_tensors(on_grads: Callable, args: tuple,
+                          outputs: bool) -> tuple[tuple, list[int] | None]:
         idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensors = [args[i] for i in idx]
         if not (is_grad_enabled() and any(t.requires_grad for t in tensors)):
             return args, None
-        new = _identity_group(tensors, on_grads)
+        new = _identity_group(tensors, on_grads, none_to_hooks=outputs)
         out = list(args)
         for i, t in zip(idx, new):
             out[i] = t
@@ -93,7 +104,7 @@ class BackwardHook:
 
     def setup_input_hook(self, args: tuple) -> tuple:
         """Wrap the tensor arguments; the user hooks run when their gradients are complete."""
-        res, idx = self._apply_on_tensors(self._input_grads, args)
+        res, idx = self._apply_on_tensors(self._input_grads, args, outputs=False)
         self.n_inputs = len(args)
         self.input_tensors_index = idx
         return res
@@ -102,7 +113,7 @@ class BackwardHook:
         """Wrap the output tensor(s); their gradients become ``grad_output``."""
         is_tuple = isinstance(result, tuple)
         args = result if is_tuple else (result,)
-        res, idx = self._apply_on_tensors(self._output_grads, args)
+        res, idx = self._apply_on_tensors(self._output_grads, args, outputs=True)
         self.n_outputs = len(args)
         self.output_tensors_index = idx
         return res if is_tuple else res[0]

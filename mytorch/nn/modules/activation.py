@@ -17,7 +17,7 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["ReLU", "Sigmoid", "Tanh", "LeakyReLU", "PReLU", "ELU", "GELU", "SiLU", "Softplus",
-           "Hardtanh", "ReLU6", "Softmax", "LogSoftmax", "Softmin"]
+           "LogSigmoid", "Hardtanh", "ReLU6", "Softmax", "LogSoftmax", "Softmin"]
 
 
 
@@ -161,6 +161,13 @@ class Softplus(Module):
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class LogSigmoid(Module):
+    """``log(sigmoid(x))``, computed stably (see :func:`nn.functional.logsigmoid`)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _F.logsigmoid(input)
 
 
 class Hardtanh(Module):

@@ -183,6 +183,21 @@ class Module:
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
 
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Put ``module`` at a dotted path such as ``"encoder.layers.0"`` (replacing what is there,
+        or adding it to an existing parent; ``strict=True`` only replaces)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
+
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at a dotted path such as ``"encoder.fc.weight"``."""
         module_path, _, param_name = target.rpartition(".")
@@ -343,9 +358,10 @@ class Module:
                 memo.add(module)
                 yield name, module
 
-    def modules(self) -> Iterator["Module"]:
-        """Every module of the tree, ``self`` first, each shared module once."""
-        for _, module in self.named_modules():
+    def modules(self, remove_duplicate: bool = True) -> Iterator["Module"]:
+        """Every module of the tree, ``self`` first; a shared module once (unless
+        ``remove_duplicate=False``: then once per place it appears)."""
+        for _, module in self.named_modules(remove_duplicate=remove_duplicate):
             yield module
 
     def named_modules(self, memo: set | None = None, prefix: str = "",
@@ -426,14 +442,22 @@ class Module:
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         """Move and/or cast in place: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
-        ``to(tensor)``. Only floating point (and complex) tensors change dtype."""
+        ``to(tensor)``. Only floating point (and complex) tensors change dtype.
+
+        ``memory_format=torch.channels_last`` re-lays out the 4-D (and 5-D) tensors, e.g. conv
+        weights, so that channels vary fastest in memory.
+        """
+        memory_format = kwargs.pop("memory_format", None)
         dev, dtype = _parse_to(args, kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
                             f"desired dtype={dtype}")
 
         def convert(t: Tensor) -> Tensor:
-            return t.to(dev, dtype if t.is_floating_point() or t.is_complex() else None)
+            dt = dtype if t.is_floating_point() or t.is_complex() else None
+            if memory_format is not None and t.dim() in (4, 5):
+                return t.to(dev, dt, memory_format=memory_format)
+            return t.to(dev, dt)
 
         return self._apply(convert)
 
@@ -486,6 +510,17 @@ class Module:
             self._backward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """The old, deprecated backward hook: ``hook(module, grad_input, grad_output)`` is attached
+        to the autograd node that produced the module's (first) output, so ``grad_input`` are the
+        gradients of *that node's* inputs, which are the module's inputs only for a one-op module.
+        Use :meth:`register_full_backward_hook` instead."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a "
+                               "single Module. Please use only one of them.")
+        self._is_full_backward_hook = False
+        return RemovableHandle(self._backward_hooks, hook)
+
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_input, grad_output)`` runs once the gradients w.r.t. the module's
         inputs are computed; returning a tuple replaces ``grad_input``."""
@@ -520,9 +555,9 @@ class Module:
                     if res is not None:
                         args = res if isinstance(res, tuple) else (res,)
             bw_hook = None
-            if self._backward_hooks or self._backward_pre_hooks:
-                bw_hook = BackwardHook(self, list(self._backward_hooks.values()),
-                                       list(self._backward_pre_hooks.values()))
+            full_hooks = list(self._backward_hooks.values()) if self._is_full_backward_hook else []
+            if full_hooks or self._backward_pre_hooks:
+                bw_hook = BackwardHook(self, full_hooks, list(self._backward_pre_hooks.values()))
                 args = bw_hook.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
             for hook_id, hook in list(self._forward_hooks.items()):
@@ -540,6 +575,8 @@ class Module:
                                   f"Tensor or a tuple of Tensors but received {type(result)}",
                                   stacklevel=2)
                 result = bw_hook.setup_output_hook(result)
+            if self._backward_hooks and self._is_full_backward_hook is False:
+                self._attach_legacy_backward_hooks(args, result)
             return result
         except Exception:
             for hook_id, hook in self._forward_hooks.items():
@@ -558,6 +595,22 @@ class Module:
             raise
 
     __call__: Callable[..., Any] = _call_impl
+
+    def _attach_legacy_backward_hooks(self, args: tuple, result: Any) -> None:
+        """:meth:`register_backward_hook`'s hooks go on the ``grad_fn`` of the first output tensor,
+        with torch's warnings for the cases where they then miss some gradients."""
+        var = result
+        while not isinstance(var, Tensor):
+            if isinstance(var, dict):
+                var = next(v for v in var.values() if isinstance(v, Tensor))
+            else:
+                var = var[0]
+        grad_fn = var.grad_fn
+        if grad_fn is None:
+            return
+        for hook in self._backward_hooks.values():
+            grad_fn.register_hook(lambda gin, gout, hook=hook: hook(self, gin, gout))
+        _warn_legacy_backward_hook(args, result, grad_fn)
 
     # ------------------------------------------------------------------ state dict
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
@@ -729,6 +782,46 @@ class Module:
             else:
                 main_str += "\n  " + "\n  ".join(lines) + "\n"
         return main_str + ")"
+
+
+def _warn_legacy_backward_hook(inputs: Any, result: Any, grad_fn: Any) -> None:
+    """torch's FutureWarnings for a legacy backward hook that cannot see the module's real
+    gradients: its node is not the only one between the module's inputs and outputs."""
+    def warn(msg: str) -> None:
+        warnings.warn(msg, FutureWarning, stacklevel=4)
+
+    if not isinstance(result, Tensor):
+        if not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
+            return warn("Using non-full backward hooks on a Module that does not return a single "
+                        "Tensor or a tuple of Tensors is deprecated and will be removed in future "
+                        "versions. This hook will be missing some of the grad_output. Please use "
+                        "register_full_backward_hook to get the documented behavior.")
+    else:
+        result = (result,)
+    if not isinstance(inputs, Tensor):
+        if not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+            return warn("Using non-full backward hooks on a Module that does not take as input a "
+                        "single Tensor or a tuple of Tensors is deprecated and will be removed in "
+                        "future versions. This hook will be missing some of the grad_input. Please "
+                        "use register_full_backward_hook to get the documented behavior.")
+    else:
+        inputs = (inputs,)
+    out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
+    if not out_grad_fn or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
+        warn("Using a non-full backward hook when outputs are nested in python data structure is "
+             "deprecated and will be removed in future versions. This hook will be missing some "
+             "grad_output.")
+    elif len(out_grad_fn) > 1:
+        warn("Using a non-full backward hook when outputs are generated by different autograd "
+             "Nodes is deprecated and will be removed in future versions. This hook will be "
+             "missing some grad_output. Please use register_full_backward_hook to get the "
+             "documented behavior.")
+    elif {i.grad_fn for i in inputs if i.grad_fn is not None} != \
+            {n[0] for n in grad_fn.next_functions}:
+        warn("Using a non-full backward hook when the forward contains multiple autograd Nodes is "
+             "deprecated and will be removed in future versions. This hook will be missing some "
+             "grad_input. Please use register_full_backward_hook to get the documented behavior.")
+    return None
 
 
 def _parse_to(args: tuple, kwargs: dict) -> tuple[_device_cls | None, D.dtype | None]:

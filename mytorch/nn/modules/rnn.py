@@ -304,6 +304,8 @@ class RNNBase(Module):
         self.check_forward_args(input, hx, None)
         seq = input.transpose(0, 1) if self.batch_first else input
         steps, batch = seq.shape[0], seq.shape[1]
+        if steps == 0:  # nothing to run over: no output step, no final state to speak of
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         out, h_n = self._run(seq.reshape(steps * batch, seq.shape[2]), [batch] * steps, hx)
         out = out.reshape(steps, batch, out.shape[-1])
         if self.batch_first:
