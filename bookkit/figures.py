@@ -1,4 +1,5 @@
-"""Pictures the chapters draw: memory layout and strides, broadcasting.
+"""Pictures the chapters draw: memory layout and strides, broadcasting, the coordinates of
+``interpolate(align_corners=...)`` and the layout of a ``PackedSequence``.
 
 Labels are bilingual, so matplotlib must have a CJK font: :func:`use_cjk_font` registers the
 Noto Sans CJK font shipped by the ``mplfonts`` package (no download, no system font needed).
@@ -7,6 +8,7 @@ The functions take any tensor-like object with ``shape``, ``stride()``, ``storag
 """
 from __future__ import annotations
 
+import warnings
 from importlib import resources
 from typing import Any
 
@@ -14,7 +16,8 @@ import matplotlib.pyplot as plt
 from matplotlib import font_manager
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-__all__ = ["use_cjk_font", "show_memory", "show_broadcast", "CJK_FONT"]
+__all__ = ["use_cjk_font", "show_memory", "show_broadcast", "show_align_corners",
+           "show_packed_sequence", "CJK_FONT"]
 
 CJK_FONT = "Noto Sans CJK SC"
 _registered = False
@@ -60,7 +63,9 @@ def show_memory(t: Any, title: str | None = None) -> Any:
     rows, cols = (1, shape[0]) if len(shape) == 1 else (shape if shape else (1, 1))
     strides = tuple(t.stride()) if shape else ()
     st = (0, strides[0]) if len(shape) == 1 else (strides if shape else (0, 0))
-    storage = list(t.storage().tolist()) if hasattr(t, "storage") else []
+    with warnings.catch_warnings():  # torch.Tensor.storage() is deprecated (TypedStorage)
+        warnings.simplefilter("ignore", UserWarning)
+        storage = list(t.storage().tolist()) if hasattr(t, "storage") else []
     offset = t.storage_offset()
     values = t.tolist()
     grid = [[values]] if not shape else ([values] if len(shape) == 1 else values)
@@ -130,5 +135,86 @@ def show_broadcast(a_shape: tuple, b_shape: tuple) -> Any:
         ax.axis("off")
         ax.set_title(label, fontsize=10)
     fig.suptitle("淡色格子是广播出来的虚拟副本 / pale cells are virtual copies", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def show_align_corners(n_in: int, n_out: int) -> Any:
+    """Where each output pixel of a 1-D ``interpolate`` to ``n_out`` samples reads the input.
+
+    Input pixels (blue squares, centres at 0 … n_in−1) below, output pixels (orange) above, both
+    on the input's coordinate axis; each arrow lands on the source coordinate of one output pixel.
+    ``align_corners=True`` puts the first and last output *centres* on the input's corner centres;
+    ``False`` lines up the outer *edges*, and coordinates outside [0, n_in−1] are clamped (red).
+    """
+    use_cjk_font()
+    fig, axes = plt.subplots(2, 1, figsize=(max(6.0, 1.6 * n_in + 2), 4.6))
+    for ax, corners in zip(axes, (True, False)):
+        step = (n_in - 1) / (n_out - 1) if corners else n_in / n_out  # output spacing, in input px
+        for j in range(n_in):
+            ax.add_patch(Rectangle((j - 0.5, 0), 1, 1, facecolor="tab:blue", alpha=0.35,
+                                   edgecolor="black"))
+            ax.plot(j, 0.5, "o", color="tab:blue")
+            ax.text(j, -0.35, f"{j}", ha="center", fontsize=9)
+        for i in range(n_out):
+            centre = i * step if corners else (i + 0.5) * step - 0.5
+            ax.add_patch(Rectangle((centre - step / 2, 2), step, 0.8, facecolor="tab:orange",
+                                   alpha=0.35, edgecolor="black"))
+            src = min(max(centre, 0.0), n_in - 1.0)
+            color = "tab:red" if src != centre else "black"
+            ax.add_patch(FancyArrowPatch((centre, 2), (src, 0.55), arrowstyle="->", color=color,
+                                         mutation_scale=10))
+            ax.text(centre, 2.95, f"{i}", ha="center", fontsize=9)
+            ax.text(src + 0.04, 1.2, f"{src:.2g}", ha="left", fontsize=8, color=color)
+        formula = "x = i·(n_in−1)/(n_out−1)" if corners else \
+            "x = (i+0.5)·n_in/n_out − 0.5，截断 / clamped"
+        ax.set_title(f"align_corners={corners}:  {formula}", fontsize=10)
+        ax.set_xlim(-0.5 - step, n_in - 0.5 + step)
+        ax.set_ylim(-0.6, 3.4)
+        ax.axis("off")
+    fig.text(0.01, 0.01, f"下：输入 {n_in} 个像素 / below: {n_in} input pixels；上：输出 {n_out} 个 / "
+             f"above: {n_out} output pixels", fontsize=9, color="dimgray")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return fig
+
+
+def show_packed_sequence(packed: Any) -> Any:
+    """A ``PackedSequence`` (of mytorch or torch): the padded batch it stands for, and its ``data``.
+
+    Left, one row per sequence (longest first) with the padding greyed out; right, ``data`` as the
+    packing stores it: time step after time step, step ``t`` holding the ``batch_sizes[t]``
+    sequences still running. Each sequence keeps its colour on both sides.
+    """
+    use_cjk_font()
+    sizes = [int(b) for b in packed.batch_sizes.tolist()]
+    order = packed.sorted_indices.tolist() if packed.sorted_indices is not None else \
+        list(range(sizes[0]))
+    lengths = [sum(1 for b in sizes if b > r) for r in range(sizes[0])]
+    steps, total = len(sizes), sum(sizes)
+    palette = plt.get_cmap("tab10")
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(min(0.55 * (steps + total) + 3, 15),
+                                                  0.6 * sizes[0] + 2.2),
+                                   gridspec_kw={"width_ratios": [steps + 1, total + 1]})
+    for r, (seq, n) in enumerate(zip(order, lengths)):
+        for t in range(steps):
+            real = t < n
+            _cell(ax1, t, sizes[0] - 1 - r, f"{chr(97 + seq)}{t + 1}" if real else "0",
+                  palette(seq % 10) if real else "lightgray", 0.6 if real else 0.4)
+    ax1.set_title("填充后，从长到短 / padded, longest first", fontsize=10)
+    ax1.set_xlim(-0.2, steps + 0.2)
+    ax1.set_ylim(-0.3, sizes[0] + 0.2)
+    x = 0
+    for t, b in enumerate(sizes):
+        for r in range(b):
+            _cell(ax2, x + r, 1, f"{chr(97 + order[r])}{t + 1}", palette(order[r] % 10), 0.6)
+        ax2.plot([x + 0.05, x + b - 0.05], [0.75, 0.75], color="black")
+        ax2.text(x + b / 2, 0.45, f"t={t + 1}: {b}", ha="center", va="top", fontsize=8)
+        x += b
+    ax2.set_title(f"packed.data，batch_sizes = {sizes}", fontsize=10)
+    ax2.set_xlim(-0.2, total + 0.2)
+    ax2.set_ylim(-0.8, 2.3)
+    for ax in (ax1, ax2):
+        ax.set_aspect("equal")
+        ax.axis("off")
     fig.tight_layout()
     return fig

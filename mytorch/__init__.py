@@ -21,7 +21,7 @@ from . import _dtype  # noqa: E402
 from ._dtype import (bool, cdouble, cfloat, complex64, complex128, double, dtype, finfo,  # noqa: A004
                      float, float16, float32, float64, get_default_dtype, half, iinfo, int,
                      int8, int16, int32, int64, long, promote_types, result_type, can_cast,
-                     set_default_dtype, short, uint8)
+                     set_default_dtype, short, uint8, uint16, uint32, uint64)
 from ._device import device
 from ._layout import channels_last, contiguous_format, layout, memory_format, preserve_format, strided
 from ._tensor import Size, Tensor, is_tensor
@@ -37,7 +37,8 @@ from .random import (Generator, default_generator, get_rng_state, initial_seed, 
                      seed, set_rng_state)
 from ._ops.random_ops import *  # noqa: F401,F403
 from ._ops.special import *  # noqa: F401,F403
-from ._printing import set_printoptions, get_printoptions  # noqa: F401
+from ._printing import set_printoptions  # noqa: F401  (torch: _tensor_str.get_printoptions)
+from . import _tensor_str  # noqa: F401
 from . import autograd, cuda, distributions, linalg, return_types, special, utils  # noqa: F401
 from . import nn  # noqa: F401
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa: F401
@@ -45,5 +46,32 @@ from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inferenc
 from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,  # noqa: F401
                                     set_anomaly_enabled)
 from ._storage import TypedStorage, UntypedStorage  # noqa: F401
+from ._legacy import CPU_TYPES as _CPU_TYPES
+
+globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, ... (legacy type objects)
 
 __version__ = "0.1.0"
+
+
+def _accept_numpy_names() -> None:
+    """Like torch's native functions, the ops with a ``dim`` accept ``axis=`` (and ``keepdims=``)."""
+    from ._ops._operands import numpy_names
+
+    both = ("all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "argsort", "chunk",
+            "count_nonzero", "cross", "cummax", "cummin", "cumprod", "cumsum", "gather",
+            "index_add", "index_copy", "index_fill", "index_select", "kthvalue", "logsumexp",
+            "max", "mean", "median", "min", "nanmean", "nansum", "narrow", "narrow_copy", "prod",
+            "repeat_interleave", "scatter", "scatter_add", "scatter_reduce", "select", "sort",
+            "squeeze", "std", "sum", "take_along_dim", "tensor_split", "topk", "unbind",
+            "unsqueeze", "var")
+    for name in both + ("cat", "concat", "stack", "std_mean", "var_mean", "unflatten"):
+        if name in globals():
+            globals()[name] = numpy_names(globals()[name])
+    for name in both + ("index_add_", "index_copy_", "index_fill_", "scatter_", "scatter_add_",
+                        "scatter_reduce_", "size", "stride", "cumsum_", "cumprod_"):
+        if hasattr(Tensor, name):
+            setattr(Tensor, name, numpy_names(getattr(Tensor, name)))
+
+
+_accept_numpy_names()
+del annotations  # bound by the __future__ import: not part of torch's API

@@ -10,13 +10,15 @@ import numpy as np
 
 from . import _dtype as D
 from ._device import CPU, as_device, cuda_backend, device
-from ._ops._operands import size_args
+from ._layout import channels_last, contiguous_format, preserve_format
+from ._ops._operands import _limits, checked_scalar, preserve_layout, size_args, star_or_keyword
+from ._storage import mark_not_resizable
 from ._tensor import Size, Tensor, tensor_method, wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
            "zeros_like", "ones_like", "full_like", "empty_like", "arange", "range", "linspace",
            "logspace", "eye", "scalar_tensor", "numel", "is_floating_point", "is_complex",
-           "is_nonzero", "empty_strided"]
+           "is_nonzero", "empty_strided", "tril_indices", "triu_indices"]
 
 
 def _place(arr: np.ndarray, dev: device, requires_grad: bool = False) -> Tensor:
@@ -39,6 +41,14 @@ def _from_data(data: Any, dtype: D.dtype | None) -> np.ndarray:
     leaves: dict = {}  # Python/NumPy scalar type (or a dtype) -> True: what the data holds
     data = _scan(data, leaves)
     dt = dtype if dtype is not None else _infer_dtype(leaves)
+    if dt._cat == D._INT and leaves and leaves.keys() <= _REAL_SCALARS:
+        try:
+            return _checked_ints(data, dt, builtins.float in leaves)
+        except ValueError as e:
+            if "Overflow" in str(e):
+                raise
+            raise ValueError(f"expected a rectangular nested sequence (every row of the same "
+                             f"length); NumPy says: {e}") from None
     try:
         with np.errstate(over="ignore", invalid="ignore"):  # 1e300 → inf in float32, silently
             arr = np.array(data, dtype=dt.np)
@@ -48,6 +58,29 @@ def _from_data(data: Any, dtype: D.dtype | None) -> np.ndarray:
         raise ValueError(f"expected a rectangular nested sequence (every row of the same "
                          f"length); NumPy says: {e}") from None
     return arr
+
+
+def _checked_ints(data: Any, dt: D.dtype, floats: bool) -> np.ndarray:
+    """Python numbers into an integer dtype, checked like torch's tensor(): 300 or 1e10 do not fit
+    (RuntimeError), -1 wraps into an unsigned dtype (255 for uint8), 2.7 is truncated to 2."""
+    lo, hi = _limits(dt)
+    if floats:
+        src = np.array(data, dtype=np.float64)
+        ok = bool(((src >= lo) & (src <= hi)).all())  # nan and inf fail too
+    else:
+        try:
+            src = np.array(data, dtype=np.int64)
+        except OverflowError:
+            if dt is not D.uint64:
+                raise ValueError("Overflow when unpacking long long") from None
+            try:  # uint64 holds 2**63 ... 2**64 - 1
+                src = np.array(data, dtype=np.uint64)
+            except OverflowError:
+                raise ValueError("Overflow when unpacking long long") from None
+        ok = bool(((src >= (lo if lo else -hi)) & (src <= hi)).all())
+    if not ok:
+        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    return src.astype(dt.np)
 
 
 def _wrapped_ints(data: Any, dt: D.dtype) -> np.ndarray:
@@ -102,6 +135,7 @@ def _scan(data: Any, leaves: dict) -> Any:
 
 _PLAIN_SCALARS_T = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 _PLAIN_SCALARS = set(_PLAIN_SCALARS_T)
+_REAL_SCALARS = {builtins.bool, builtins.int, builtins.float}
 
 
 def _infer_dtype(leaves: dict) -> D.dtype:
@@ -148,7 +182,10 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     # slice of a larger one; a memoryview cuts NumPy's .base chain at this array.
     if ndarray.base is not None and ndarray.size:
         ndarray = np.asarray(memoryview(ndarray))
-    return wrap(ndarray, CPU)
+    mark_not_resizable(ndarray)  # NumPy's memory: resize_ may not grow it (torch's rule)
+    t = wrap(ndarray, CPU)
+    t._data = ndarray  # an empty array keeps NumPy's zero strides, as torch.from_numpy does
+    return t
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -189,6 +226,8 @@ def _filled(size: tuple, value: Any, dtype: Any, device: Any, requires_grad: boo
     shape = size_args(size)
     dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
     dev = as_device(device)
+    if kind == "full":
+        value = checked_scalar(value, dt)  # full((2,), 300, dtype=uint8) raises, as in torch
     if dev.type == "cpu":
         if kind == "empty":
             arr = np.empty(shape, dt.np)
@@ -224,21 +263,24 @@ class _on:
 
 
 def zeros(*size: Any, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
-          device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of zeros with the given shape."""
+          device: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    """A tensor of zeros with the given shape (``zeros(2, 3)``, ``zeros((2, 3))``, ``zeros(size=...)``)."""
+    size = star_or_keyword(size, kwargs, "size", "zeros")
     return _filled(size, 0, dtype, device, requires_grad, "zeros")
 
 
 def ones(*size: Any, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
-         device: Any = None, requires_grad: bool = False) -> Tensor:
+         device: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
     """A tensor of ones with the given shape."""
+    size = star_or_keyword(size, kwargs, "size", "ones")
     return _filled(size, 1, dtype, device, requires_grad)
 
 
 def empty(*size: Any, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
           device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
-          memory_format: Any = None) -> Tensor:
+          memory_format: Any = None, **kwargs: Any) -> Tensor:
     """An *uninitialised* tensor: its values are whatever was in memory. Fill it before reading."""
+    size = star_or_keyword(size, kwargs, "size", "empty")
     return _filled(size, 0, dtype, device, requires_grad, "empty")
 
 
@@ -276,28 +318,53 @@ def _like(input: Tensor, dtype: Any, device: Any) -> tuple:
             input.device if device is None else device)
 
 
+def like_layout(t: Tensor, input: Tensor, memory_format: Any) -> Tensor:
+    """Lay ``t`` (a fresh result of ``input``'s shape) out as the ``*_like`` functions do.
+
+    ``preserve_format`` (the default) keeps ``input``'s layout: a transposed or channels_last
+    input gives a transposed or channels_last result (see ``_operands.preserve_strides``).
+    """
+    if memory_format is None or memory_format is preserve_format:
+        if not input._data.flags.c_contiguous:
+            t._data = preserve_layout(t._data, input)
+    elif memory_format is channels_last:
+        from ._ops.shape import _channels_last_copy
+
+        t._data = _channels_last_copy(t._data)
+    elif memory_format is not contiguous_format:
+        raise RuntimeError(f"unsupported memory format {memory_format}")
+    return t
+
+
 def zeros_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """Zeros with ``input``'s shape, dtype, device and memory layout (unless told otherwise)."""
     shape, dt, dev = _like(input, dtype, device)
-    return _filled((shape,), 0, dt, dev, requires_grad, "zeros")
+    return like_layout(_filled((shape,), 0, dt, dev, requires_grad, "zeros"), input,
+                       memory_format)
 
 
 def ones_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """Ones with ``input``'s shape, dtype, device and memory layout (unless told otherwise)."""
     shape, dt, dev = _like(input, dtype, device)
-    return _filled((shape,), 1, dt, dev, requires_grad)
+    return like_layout(_filled((shape,), 1, dt, dev, requires_grad), input, memory_format)
 
 
 def empty_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """Uninitialised, with ``input``'s shape, dtype, device and memory layout."""
     shape, dt, dev = _like(input, dtype, device)
-    return _filled((shape,), 0, dt, dev, requires_grad, "empty")
+    return like_layout(_filled((shape,), 0, dt, dev, requires_grad, "empty"), input,
+                       memory_format)
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, layout: Any = None,
               device: Any = None, requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """``fill_value`` everywhere, with ``input``'s shape, dtype, device and memory layout."""
     shape, dt, dev = _like(input, dtype, device)
-    return _filled((shape,), fill_value, dt, dev, requires_grad)
+    return like_layout(_filled((shape,), fill_value, dt, dev, requires_grad), input,
+                       memory_format)
 
 
 def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None = None,
@@ -440,6 +507,38 @@ def eye(n: int, m: int | None = None, *, out: Tensor | None = None, dtype: Any =
     return _place(np.eye(n, n if m is None else m, dtype=dt.np), as_device(device), requires_grad)
 
 
+def _tri_indices(which: str, row: int, col: int, offset: int, dtype: Any, device: Any) -> Tensor:
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    dt = D.to_dtype(dtype)
+    if dt._cat != D._INT:
+        raise NotImplementedError(f'"{which}_indices" not implemented for '
+                                  f"'{_legacy_name(dt)}'")
+    rows, cols = (np.tril_indices if which == "tril" else np.triu_indices)(row, offset, col)
+    return _place(np.stack([rows, cols]).astype(dt.np), as_device(device))
+
+
+def _legacy_name(dt: D.dtype) -> str:
+    from ._tensor import _cap_name
+
+    return _cap_name(dt)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = D.int64,
+                 device: Any = "cpu", layout: Any = None) -> Tensor:
+    """The (row, column) indices of the lower triangle of a ``row × col`` matrix: a 2 × N tensor,
+    in row-major order; ``offset`` moves the diagonal (> 0: above it, < 0: below)."""
+    return _tri_indices("tril", row, col, offset, dtype, device)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = D.int64,
+                 device: Any = "cpu", layout: Any = None) -> Tensor:
+    """The (row, column) indices of the upper triangle of a ``row × col`` matrix (2 × N)."""
+    return _tri_indices("triu", row, col, offset, dtype, device)
+
+
 def numel(input: Tensor) -> int:
     """Number of elements of ``input``."""
     return input.numel()
@@ -473,21 +572,27 @@ def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None
 
 @tensor_method()
 def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
+              requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    """Zeros of the given size with ``self``'s dtype and device (unless told otherwise)."""
+    size = star_or_keyword(size, kwargs, "size", "new_zeros")
     return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
                  requires_grad=requires_grad)
 
 
 @tensor_method()
 def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    """Ones of the given size with ``self``'s dtype and device (unless told otherwise)."""
+    size = star_or_keyword(size, kwargs, "size", "new_ones")
     return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
                 requires_grad=requires_grad)
 
 
 @tensor_method()
 def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
+              requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    """An uninitialised tensor of the given size with ``self``'s dtype and device."""
+    size = star_or_keyword(size, kwargs, "size", "new_empty")
     return empty(*size, dtype=dtype or self.dtype, device=device or self.device,
                  requires_grad=requires_grad)
 

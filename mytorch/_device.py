@@ -28,6 +28,11 @@ class device:
             self.type, self.index = type.type, type.index
             return
         if isinstance(type, int) and not isinstance(type, bool):
+            # an int means "this index of the accelerator": an error on a machine without one
+            if type < 0:
+                raise RuntimeError("Device index must not be negative")
+            if cuda_backend_or_none() is None:
+                raise RuntimeError("Cannot access accelerator device when none is available.")
             type, index = "cuda", type
         if not isinstance(type, str):
             raise TypeError(f"device() received an invalid combination of arguments - got "
@@ -46,7 +51,7 @@ class device:
             raise RuntimeError(
                 f"Expected one of cpu, cuda, meta device type at start of device string: {type}")
         if index is not None and index < 0:
-            raise RuntimeError(f"Device index must not be negative, got {index}")
+            raise RuntimeError("Device index must not be negative")
         self.type, self.index = type, index
 
     def __eq__(self, other: object) -> bool:
@@ -79,6 +84,9 @@ def as_device(d: Any) -> device:
         return CPU
     if not isinstance(d, device):
         d = device(d)
+    if d.type == "meta":
+        raise NotImplementedError("mytorch has no meta device: tensors without data (shapes and "
+                                  "dtypes only) are not supported; use device='cpu'")
     if d.type == "cuda":
         backend = cuda_backend()  # raises a clear error when there is no CUDA at all
         idx = backend.current_device() if d.index is None else d.index

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32",
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
+    "float16", "float32",
     "float64", "complex64", "complex128", "half", "float", "double", "short", "int", "long",
     "cfloat", "cdouble", "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
     "promote_types", "result_type", "can_cast",
@@ -33,7 +34,7 @@ class dtype:
         self._cat = cat
         self.is_floating_point = cat == _FLOAT
         self.is_complex = cat == _COMPLEX
-        self.is_signed = name not in ("bool", "uint8")
+        self.is_signed = name not in ("bool", "uint8", "uint16", "uint32", "uint64")
 
     def __repr__(self) -> str:
         return f"torch.{self.name}"
@@ -58,6 +59,11 @@ int8 = dtype("int8", np.int8, _INT)
 int16 = dtype("int16", np.int16, _INT)
 int32 = dtype("int32", np.int32, _INT)
 int64 = dtype("int64", np.int64, _INT)
+# torch's "barebones" unsigned types: storage and a few kernels, and no promotion with other
+# integer types (uint16 + int32 is an error in torch, see promote_types)
+uint16 = dtype("uint16", np.uint16, _INT)
+uint32 = dtype("uint32", np.uint32, _INT)
+uint64 = dtype("uint64", np.uint64, _INT)
 float16 = dtype("float16", np.float16, _FLOAT)
 float32 = dtype("float32", np.float32, _FLOAT)
 float64 = dtype("float64", np.float64, _FLOAT)
@@ -68,7 +74,9 @@ half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 cfloat, cdouble = complex64, complex128
 
-_ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
+_ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128,
+        uint16, uint32, uint64)
+_BAREBONES = (uint16, uint32, uint64)
 _BY_NAME = {d.name: d for d in _ALL}
 _BY_NP = {d.np: d for d in _ALL}
 _BY_NP_TYPE = {d.np.type: d for d in _ALL}
@@ -99,7 +107,8 @@ def from_numpy_dtype(npd: Any) -> dtype:
     npd = np.dtype(npd)
     raise TypeError(
         f"can't convert np.ndarray of type numpy.{npd}. The only supported types are: float64, "
-        "float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
+        "float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, "
+        "uint16, uint8, and bool."
     )
 
 
@@ -136,6 +145,11 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` convert to (torch.promote_types)."""
     if a is b:
         return a
+    if a in _BAREBONES or b in _BAREBONES:
+        if a._cat == _FLOAT or b._cat == _FLOAT:
+            return a if a._cat == _FLOAT else b
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {_scalar_name(a)} and {_scalar_name(b)}")
     if a._cat == b._cat:
         if a._cat == _INT and (a is uint8 or b is uint8):
             other = b if a is uint8 else a
@@ -145,6 +159,14 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if hi._cat == _COMPLEX and lo is float64:
         return complex128
     return hi
+
+
+def _scalar_name(d: dtype) -> str:
+    """torch's ScalarType name (``UInt16``, ``Int``, ``ComplexFloat``...) for error messages."""
+    return {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+            "int64": "Long", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+            "float16": "Half", "float32": "Float", "float64": "Double",
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[d.name]
 
 
 def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:

@@ -9,6 +9,7 @@ other. ``storage_offset`` and ``stride`` are counted in elements, like torch.
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ import numpy as np
 from . import _dtype as D
 
 __all__ = ["TypedStorage", "UntypedStorage", "storage_offset", "strided_view", "restride", "resized",
-           "extent"]
+           "extent", "moved", "mark_not_resizable", "with_empty_strides", "storage_root"]
 
 
 def _is_array(obj: Any) -> bool:
@@ -125,11 +126,22 @@ def restride(arr: Any, size: Sequence[int], stride: Sequence[int], shift: int = 
     return out
 
 
+# Storages that belong to someone else (``from_numpy``): they may not grow, as in torch.
+_FIXED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def mark_not_resizable(arr: Any) -> None:
+    """Remember that ``arr``'s storage is borrowed (from NumPy) and must keep its size."""
+    root = _root(arr)
+    _FIXED[id(root)] = root
+
+
 def resized(arr: Any, size: Sequence[int], stride: Sequence[int]) -> Any:
     """``arr`` re-shaped in place of its storage (``resize_``): same storage offset, new geometry.
 
-    When the storage is too small a bigger one is allocated and the old bytes copied over, so
-    views taken before no longer share memory with the result.
+    When the storage is too small a bigger one is allocated and the old bytes copied over; the
+    caller moves the other tensors on the old storage over with :func:`moved`. A borrowed
+    storage (``from_numpy``) cannot grow: RuntimeError, as in torch.
     """
     root = _root(arr)
     start, nbytes = _span(root)
@@ -137,6 +149,8 @@ def resized(arr: Any, size: Sequence[int], stride: Sequence[int]) -> Any:
     offset = (_ptr(arr) - start) // item
     need = extent(size, stride, offset) * item
     if need > nbytes:  # grow: new memory, old contents first
+        if _FIXED.get(id(root)) is root:
+            raise RuntimeError("Trying to resize storage that is not resizable")
         if not isinstance(root, np.ndarray):
             import cupy  # type: ignore[import-not-found]
 
@@ -151,6 +165,35 @@ def resized(arr: Any, size: Sequence[int], stride: Sequence[int]) -> Any:
     if type(out) is not type(arr):
         out = out.view(type(arr))
     return out
+
+
+def with_empty_strides(arr: Any) -> Any:
+    """An empty array seen with torch's strides for it.
+
+    NumPy gives every empty array all-zero strides; torch gives an empty tensor the strides it
+    would have with its empty dims counted as 1 (``zeros(0, 3).stride() == (3, 1)``), and keeps
+    them through views (``zeros(0, 3).t().stride() == (1, 3)``).
+    """
+    stride, acc = [], 1
+    for n in reversed(arr.shape):
+        stride.append(acc)
+        acc *= n if n > 1 else 1
+    return restride(arr, arr.shape, tuple(reversed(stride)))
+
+
+def moved(arr: Any, old: Any, new: Any) -> Any:
+    """``arr`` (a view into the storage whose owner is ``old``) re-pointed at the same place in
+    ``new``, a bigger copy of that storage: how the views of a tensor follow ``resize_``."""
+    if _root(arr) is not old:
+        return arr
+    shift = _ptr(arr) - _span(old)[0]
+    out = _raw_view(new, _span(new)[0] + shift, arr.shape, arr.strides, arr.dtype)
+    return out if type(out) is type(arr) else out.view(type(arr))
+
+
+def storage_root(arr: Any) -> Any:
+    """The array that owns ``arr``'s storage."""
+    return _root(arr)
 
 
 def strided_view(arr: Any, size: Sequence[int], stride: Sequence[int], offset: int) -> Any:
@@ -224,6 +267,22 @@ class UntypedStorage:
     def __repr__(self) -> str:
         body = "\n".join(f" {v}" for v in self.tolist())
         return f"{body}\n[torch.storage.UntypedStorage(device={self.device}) of size {self.nbytes()}]"
+
+
+_TYPED_STORAGE_WARNED = [False]
+
+
+def warn_typed_storage(stacklevel: int = 2) -> None:
+    """torch's deprecation warning for ``tensor.storage()``: once per process, like torch."""
+    if not _TYPED_STORAGE_WARNED[0]:
+        import warnings
+
+        warnings.warn("TypedStorage is deprecated. It will be removed in the future and "
+                      "UntypedStorage will be the only storage class. This should only matter to "
+                      "you if you are using storages directly.  To access UntypedStorage "
+                      "directly, use tensor.untyped_storage() instead of tensor.storage()",
+                      UserWarning, stacklevel=stacklevel + 1)
+        _TYPED_STORAGE_WARNED[0] = True
 
 
 class TypedStorage:

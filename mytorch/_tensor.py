@@ -17,6 +17,7 @@ import numpy as np
 from . import _dtype as D
 from ._device import CPU, as_device, cuda_backend, device, xp_for
 from .autograd.grad_mode import STATE
+from ._storage import with_empty_strides
 from .autograd.graph import needs_grad, record
 
 __all__ = ["Tensor", "Size", "tensor_method", "is_tensor", "wrap"]
@@ -102,19 +103,34 @@ class Tensor:
         return object.__new__(cls)
 
     def __init__(self, *args: Any, device: Any = None, dtype: Any = None) -> None:
-        """Legacy constructor: ``Tensor(2, 3)`` (uninitialised float tensor) or ``Tensor([1, 2])``."""
+        """Legacy constructor, as in torch: sizes give an uninitialised tensor of the default
+        dtype (``Tensor(2, 3)``, ``Tensor(torch.Size([2]))``, ``Tensor()`` is empty), data is
+        copied (``Tensor([1, 2])``, ``Tensor((2, 3))``, a NumPy array), and a tensor is aliased:
+        ``Tensor(t)`` shares ``t``'s memory and keeps its dtype.
+
+        ``dtype`` is mytorch's own: the legacy classes (``torch.FloatTensor``) pass theirs.
+        """
         if hasattr(self, "_data"):
             return  # built by a subclass's __new__ (e.g. Parameter)
         dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
         dev = as_device(device)
         data = args[0] if len(args) == 1 else None
+        if isinstance(data, Tensor):
+            if dtype is not None and data.dtype is not dt:
+                raise TypeError(f"expected {_options(dt, dev)} (got {_options(data.dtype, dev)})")
+            _alias(self, data)
+            return
         if isinstance(data, (_py_float, complex, _py_bool)):
             raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
         if data is not None and not isinstance(data, (_py_int, np.integer, Size)):
-            arr = np.array(data.tolist() if isinstance(data, Tensor) else data, dtype=dt.np)
+            from ._creation import _from_data
+
+            arr = _from_data(data, dt)
         else:  # sizes: Tensor(2, 3), Tensor(torch.Size([2, 3])), Tensor() is empty
-            shape = tuple(data) if isinstance(data, Size) else (args or (0,))
-            arr = np.empty(tuple(_py_int(s) for s in shape), dtype=dt.np)
+            from ._ops._operands import size_args
+
+            arr = np.empty(size_args(tuple(data) if isinstance(data, Size) else (args or (0,))),
+                           dtype=dt.np)
         _init(self, arr if dev.type == "cpu" else cuda_backend().to_device(arr, dev.index), dev)
 
     # ------------------------------------------------------------------ construction helpers
@@ -196,6 +212,9 @@ class Tensor:
         if dtype is None:
             base = _LEGACY_NAMES[self.dtype.name]
             return f"torch.cuda.{base}" if self.is_cuda else f"torch.{base}"
+        if isinstance(getattr(dtype, "_legacy_dtype", None), D.dtype):  # torch.DoubleTensor
+            dev = as_device("cuda") if dtype.is_cuda else (CPU if self.is_cuda else self._device)
+            return self.to(dev, dtype._legacy_dtype)
         if isinstance(dtype, str):
             prefix, _, name = dtype.rpartition(".")
             inv = {v: k for k, v in _LEGACY_NAMES.items()}
@@ -232,8 +251,11 @@ class Tensor:
         return UntypedStorage._of(self)
 
     def storage(self) -> Any:
-        from ._storage import TypedStorage
+        """The storage as elements of this dtype (deprecated in torch, like its TypedStorage:
+        the first call of a process warns, as torch's does)."""
+        from ._storage import TypedStorage, warn_typed_storage
 
+        warn_typed_storage(stacklevel=3)
         return TypedStorage._of(self)
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
@@ -371,6 +393,10 @@ class Tensor:
         if dt is not self.dtype:
             with np.errstate(over="ignore", invalid="ignore"):  # torch casts silently (inf, wrap)
                 arr = arr.astype(dt.np)
+            if not self._data.flags.c_contiguous:  # laid out like empty_like(self), as in torch
+                from ._ops._operands import preserve_layout
+
+                arr = preserve_layout(arr, self)
         if dev != src_dev:
             if src_dev.type == "cpu":
                 arr = cuda_backend().to_device(arr, dev.index)
@@ -457,6 +483,9 @@ class Tensor:
         """Set ``requires_grad`` in place; a no-op for non-leaves asked to keep requiring grad."""
         if self.grad_fn is not None and requires_grad:
             return self
+        if requires_grad and not self.dtype.is_floating_point:  # torch's wording differs here
+            if not self.dtype.is_complex:
+                raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
@@ -496,7 +525,8 @@ class Tensor:
         self._grad = None
 
     def is_inference(self) -> bool:
-        """True for tensors created under ``inference_mode`` (they can never join a graph)."""
+        """True for tensors created under ``inference_mode``: they cannot be saved for backward,
+        nor changed in place outside inference mode."""
         return self._inference
 
     @property
@@ -553,7 +583,7 @@ class Tensor:
         if self.grad_fn is None:
             return
         self._retains_grad = True
-        self.grad_fn._retained = weakref.ref(self)
+        self.grad_fn._retain(self._output_nr, self)
 
     @property
     def retains_grad(self) -> bool:
@@ -569,10 +599,7 @@ class Tensor:
             if self._leaf_hooks is None:
                 self._leaf_hooks = []
             return RemovableHandle(self._leaf_hooks, hook)
-        node = self.grad_fn
-        if node._pre_hooks is None:
-            node._pre_hooks = []
-        return RemovableHandle(node._pre_hooks, hook)
+        return self.grad_fn._add_tensor_hook(self._output_nr, hook)
 
     def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Sequence["Tensor"] | None = None) -> None:
@@ -589,6 +616,8 @@ class Tensor:
 def _init(t: Tensor, arr: Any, dev: device) -> None:
     if type(arr) is not np.ndarray and dev.type == "cpu":
         arr = np.asarray(arr)
+    if not arr.size and arr.ndim and not any(arr.strides):  # NumPy zeroes an empty's strides
+        arr = with_empty_strides(arr)
     t._data = arr
     t._device = dev
     t._requires_grad = False
@@ -602,11 +631,29 @@ def _init(t: Tensor, arr: Any, dev: device) -> None:
     t._inference = STATE.inference
 
 
+def _alias(t: Tensor, src: Tensor) -> None:
+    """Make ``t`` a view of all of ``src`` (``torch.Tensor(src)``): same memory, same dtype."""
+    _init(t, src._data, src._device)
+    t._vc = src._vc
+    t._base = src if src._base is None else src._base
+    t._inference = src._inference
+    if needs_grad(src):
+        record("AliasBackward0", t, (src,), lambda g: (g,))
+
+
+def _options(dt: D.dtype, dev: device) -> str:
+    """torch's printout of TensorOptions, in the legacy constructors' dtype errors."""
+    return (f"TensorOptions(dtype={_c_name(dt)}, device={dev}, layout=Strided, requires_grad=false "
+            "(default), pinned_memory=false (default), memory_format=(nullopt))")
+
+
 def wrap(arr: Any, dev: device = CPU) -> Tensor:
     """Fast constructor used by operations: a Tensor over ``arr`` (0-d results become arrays)."""
     t = object.__new__(Tensor)
     if dev.type == "cpu" and type(arr) is not np.ndarray:
         arr = np.asarray(arr)
+    if not arr.size and arr.ndim and not any(arr.strides):  # NumPy zeroes an empty's strides
+        arr = with_empty_strides(arr)
     t._data = arr
     t._device = dev
     t._requires_grad = False
@@ -624,6 +671,8 @@ def wrap(arr: Any, dev: device = CPU) -> Tensor:
 def make_view(base: Tensor, arr: Any) -> Tensor:
     """A tensor over ``arr``, a view of ``base``'s memory: shares its version counter."""
     t = wrap(arr, base._device)
+    if not t._data.size:  # an empty view keeps the strides NumPy derived from its base's
+        t._data = arr if type(arr) is type(t._data) else t._data
     t._vc = base._vc
     t._base = base if base._base is None else base._base
     t._inference = base._inference
@@ -729,7 +778,8 @@ _LEGACY_NAMES = {
     "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
     "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
     "uint8": "ByteTensor", "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
-    "complex128": "ComplexDoubleTensor",
+    "complex128": "ComplexDoubleTensor", "uint16": "UInt16Tensor", "uint32": "UInt32Tensor",
+    "uint64": "UInt64Tensor",
 }
 
 

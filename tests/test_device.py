@@ -28,10 +28,24 @@ def test_device_parsing(args):
     assert mytorch.device(m) == m and hash(mytorch.device(*args)) == hash(m)
 
 
-def test_device_from_int_is_cuda():
-    # torch gives cuda:1 too when built with CUDA (the oracle here is a CPU build)
+def test_device_from_int_needs_an_accelerator(no_cuda):
+    # the oracle is a CPU build: an int device ("accelerator number 1") is an error there
+    for args in ((1,), (0,), (-1,)):
+        e = check_raises(lambda t: t.device(*args))
+        assert str(e) == str(pytest.raises(RuntimeError, torch.device, *args).value)
+    check_raises(lambda t: t.zeros(2, device=1))
+
+
+def test_device_from_int_is_cuda_when_simulated(sim):
+    # torch gives cuda:1 too when built with CUDA
     assert mytorch.device(1) == mytorch.device("cuda", 1) == mytorch.device("cuda:1")
     assert repr(mytorch.device(1)) == "device(type='cuda', index=1)"
+
+
+def test_meta_device_is_refused_clearly():
+    assert mytorch.device("meta").type == "meta"  # the name parses, as in torch
+    with pytest.raises(NotImplementedError, match="no meta device"):
+        mytorch.zeros(2, device="meta")
 
 
 DEVICE_ERRORS = {

@@ -124,13 +124,13 @@ def test_printoptions_match_torch(opts, arr):
     mytorch.set_printoptions(**opts)
     torch.set_printoptions(**opts)
     assert_same_repr(arr)
-    assert mytorch.get_printoptions() == torch._tensor_str.get_printoptions()
+    assert mytorch._tensor_str.get_printoptions() == torch._tensor_str.get_printoptions()
 
 
 def test_set_printoptions_resets_sci_mode_and_keeps_others():
     mytorch.set_printoptions(precision=2, sci_mode=True)
     mytorch.set_printoptions(linewidth=100)
-    opts = mytorch.get_printoptions()
+    opts = mytorch._tensor_str.get_printoptions()
     assert opts["precision"] == 2 and opts["linewidth"] == 100 and opts["sci_mode"] is None
 
 

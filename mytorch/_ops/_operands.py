@@ -1,12 +1,14 @@
 """Turning an op's arguments into backend arrays: device checks, type promotion, dims, sizes.
 
 Every operation starts here, so these checks (and their error messages) are the same everywhere.
+Also here: :class:`quiet`, which keeps NumPy's floating-point warnings out of the user's way.
 """
 from __future__ import annotations
 
 import builtins
+import functools
 import numbers
-from typing import Any, NoReturn, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 import numpy as np
 
@@ -15,6 +17,56 @@ from .._device import CPU, device
 from .._tensor import Tensor, wrap
 
 _scalar_types = (builtins.bool, builtins.int, builtins.float, builtins.complex, np.generic)
+
+
+# ------------------------------------------------------------------------ quiet floating point
+# torch computes inf and nan without a word; NumPy warns ("overflow encountered in multiply").
+# np.errstate(all="ignore") silences one call but costs ~0.7 µs, more than a tiny add itself.
+# NumPy 2 keeps its error state in a context variable: setting it to a prebuilt "ignore" state
+# (``FP_STATE.set(FP_IGNORE)``) and resetting it afterwards costs ~0.1 µs and, like errstate,
+# leaves the user's own NumPy code alone. The hottest paths (binary ops) do exactly that inline.
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as FP_STATE
+    from numpy._core._ufunc_config import _make_extobj
+
+    FP_IGNORE: Any = _make_extobj(all="ignore")
+except ImportError:  # a NumPy without that layout: the public, slower way
+    class _Errstate:
+        """``set``/``reset`` like a context variable, through ``np.errstate``."""
+
+        def set(self, _: Any) -> Any:
+            state = np.errstate(all="ignore")
+            state.__enter__()
+            return state
+
+        def reset(self, state: Any) -> None:
+            state.__exit__(None, None, None)
+
+    FP_STATE, FP_IGNORE = _Errstate(), None
+
+
+class quiet:
+    """``with quiet():`` runs the block without NumPy's divide/overflow/invalid warnings."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token = FP_STATE.set(FP_IGNORE)
+
+    def __exit__(self, *exc: Any) -> None:
+        FP_STATE.reset(self._token)
+
+
+def quietly(fn: Callable) -> Callable:
+    """Decorator: the whole op runs without NumPy's floating-point warnings (see :class:`quiet`)."""
+    @functools.wraps(fn)
+    def op(*args: Any, **kwargs: Any) -> Any:
+        token = FP_STATE.set(FP_IGNORE)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            FP_STATE.reset(token)
+    return op
 
 
 def check_same_device(*tensors: Tensor) -> device:
@@ -44,6 +96,16 @@ def _first_cpu_scalar(tensors: Sequence[Tensor], dev: device) -> bool:
 
 def scalar_array(x: Any, dt: D.dtype) -> Any:
     """A Python number as a NumPy scalar of ``dt`` (wrapping out-of-range ints like torch)."""
+    if type(x) in _NUMBERS and not -65504 <= x <= 65504:  # may overflow float16/32 (or wrap)
+        with quiet():  # 1e39 in float32 is inf, silently (as in torch)
+            return _cast_scalar(x, dt)
+    return _cast_scalar(x, dt)
+
+
+_NUMBERS = (builtins.float, builtins.int)
+
+
+def _cast_scalar(x: Any, dt: D.dtype) -> Any:
     try:
         return dt.np.type(x)
     except (OverflowError, ValueError, TypeError):
@@ -158,3 +220,385 @@ def size_args(size: tuple) -> tuple[int, ...]:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
         out.append(int(s))
     return tuple(out)
+
+
+# ------------------------------------------------------------------------ numbers meet dtypes
+# torch converts a Python number to a tensor's dtype in two ways (c10/util/TypeCast.h):
+#  * arithmetic (``u8 + 300``, ``i8 == 200``): the number joins type promotion by category only
+#    (``binary``), then is cast to the computation's dtype like a C cast (300 wraps to 44);
+#  * a value that *becomes* elements or a coefficient (fill values, ``alpha``, clamp bounds, ``full``):
+#    ``Scalar.to<T>()`` checks the range and raises instead of wrapping. Negative integers may
+#    still wrap into unsigned types (-1 -> 255 for uint8), down to -max.
+_C_TYPE = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t",
+           "int32": "int", "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t",
+           "uint64": "uint64_t", "float16": "c10::Half", "float32": "float", "float64": "double",
+           "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+_LIMITS: dict = {}
+
+
+def _limits(dt: D.dtype) -> tuple:
+    """(lowest, max) of ``dt`` as Python numbers (of its real part for complex dtypes)."""
+    lim = _LIMITS.get(dt.name)
+    if lim is None:
+        if dt._cat == D._INT:
+            info = np.iinfo(dt.np)
+            lim = (int(info.min), int(info.max))
+        else:
+            info = np.finfo(dt.np)
+            lim = (float(info.min), float(info.max))
+        _LIMITS[dt.name] = lim
+    return lim
+
+
+def _check_int64(x: int) -> None:
+    """A Python int must fit in 64 bits (signed or unsigned) to become a torch Scalar."""
+    if x >= 1 << 64:
+        raise OverflowError("int too big to convert")
+    if x < -(1 << 63):
+        raise OverflowError("can't convert negative int to unsigned")
+
+
+def checked_scalar(x: Any, dt: D.dtype, names: dict = _C_TYPE) -> Any:
+    """The number ``x`` as a NumPy scalar of ``dt``, or torch's overflow RuntimeError.
+
+    torch's ``Scalar.to<T>()`` (fill values, ``alpha``, clamp bounds, ``full``): integers must lie
+    in the dtype's range (negative ones may wrap into unsigned types, down to -max); floats must
+    lie in the range too (a float dtype takes inf and nan; an integer dtype truncates toward 0);
+    a complex number needs a zero imaginary part unless ``dt`` is complex.
+    """
+    if isinstance(x, np.generic):
+        x = x.item()
+    cat = dt._cat
+    if cat == D._BOOL:
+        return np.bool_(x)
+    if isinstance(x, builtins.bool):
+        x = int(x)
+    elif isinstance(x, builtins.int):
+        _check_int64(x)
+    if isinstance(x, builtins.complex) and cat != D._COMPLEX:
+        if x.imag != 0:
+            raise _overflow(dt, names)
+        x = x.real
+    lo, hi = _limits(dt)
+    if cat == D._INT:
+        if isinstance(x, builtins.int):
+            if x > hi or x < (lo if lo else -hi):
+                raise _overflow(dt, names)
+            return dt.np.type(x % (1 << (8 * dt.itemsize)) if x < lo else x)
+        if not lo <= x <= hi:  # also nan and inf, which an integer cannot hold
+            raise _overflow(dt, names)
+        return dt.np.type(int(x))
+    if cat == D._FLOAT:
+        if abs(x) > hi and not np.isinf(x):
+            raise _overflow(dt, names)
+        return dt.np.type(x)
+    z = builtins.complex(x)
+    for part in (z.real, z.imag):
+        if abs(part) > hi and not np.isinf(part):
+            raise _overflow(dt, names)
+    return dt.np.type(z)
+
+
+def _overflow(dt: D.dtype, names: dict) -> RuntimeError:
+    return RuntimeError(f"value cannot be converted to type {names[dt.name]} without overflow")
+
+
+def binary_float(a: Any, b: Any) -> tuple[Any, Any, device, D.dtype]:
+    """``binary`` for ops computed in floating point (true division, atan2): integer and bool
+    results become the default float dtype, and a Python number goes straight to that dtype, so
+    ``uint8_tensor / -3`` divides by -3.0 (not by 253, the uint8 that -3 wraps to)."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        xa, xb = a._data, b._data
+        if xa.dtype == xb.dtype and a._device is b._device and xa.dtype.kind in "fc":
+            return xa, xb, a._device, D._BY_NP[xa.dtype]
+        dev = a._device if a._device == b._device else check_same_device(a, b)
+        dt = D.result_type_key(((2 if xa.ndim else 1, D._BY_NP[xa.dtype]),
+                                (2 if xb.ndim else 1, D._BY_NP[xb.dtype])))
+        if dt._cat < D._FLOAT:  # each operand goes straight to float: no integer wrap on the way
+            dt = D.get_default_dtype()
+        xa, xb = array_on(a, dev), array_on(b, dev)
+        return (xa if xa.dtype == dt.np else xa.astype(dt.np),
+                xb if xb.dtype == dt.np else xb.astype(dt.np), dev, dt)
+    t, s = (a, b) if isinstance(a, Tensor) else (b, a)
+    if not isinstance(t, Tensor):
+        raise TypeError(f"expected a Tensor operand, got {type(a).__name__} and {type(b).__name__}")
+    arr = t._data
+    dt = D.result_type_key(((2 if arr.ndim else 1, D._BY_NP[arr.dtype]), (0, _scalar_dtype(s))))
+    if dt._cat < D._FLOAT:
+        dt = D.get_default_dtype()
+    xt = arr if arr.dtype == dt.np else arr.astype(dt.np)
+    xs = scalar_array(s, dt)
+    return (xt, xs, t._device, dt) if t is a else (xs, xt, t._device, dt)
+
+
+# ------------------------------------------------------------------------ output memory layout
+# torch decides the strides of a new result in one of two ways:
+#  * reductions (sum, mean, max(dim), cumsum, ...) allocate a contiguous result;
+#  * element-wise ops (TensorIterator) follow their inputs' memory layout: the result of an op on
+#    transposed or channels_last inputs is transposed or channels_last too (``iter_strides``).
+# NumPy also follows its inputs, with slightly different rules, so results are checked here and
+# re-laid out (one copy) only in the rare cases where NumPy and torch disagree.
+def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """Row-major strides in elements (an empty dim counts as 1, as in torch)."""
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= n if n > 1 else 1
+    return tuple(reversed(out))
+
+
+def _elem_strides(arr: Any) -> tuple[int, ...]:
+    item = arr.itemsize
+    return tuple(s // item for s in arr.strides)
+
+
+def _dense(shape: Sequence[int], stride: Sequence[int]) -> bool:
+    """Non-overlapping and dense: some order of the dims is contiguous (torch's check)."""
+    expected = 1
+    for st, n in sorted((st, n) for n, st in zip(shape, stride) if n != 1):
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _follows(shape: Sequence[int], stride: Sequence[int], order: Sequence[int]) -> bool:
+    """True when the dims in ``order`` (innermost first) are laid out contiguously."""
+    expected = 1
+    for d in order:
+        n = shape[d]
+        if n != 1:
+            if stride[d] != expected:
+                return False
+            expected *= n
+    return True
+
+
+def iter_strides(shape: tuple, operands: Sequence[tuple]) -> tuple[int, ...]:
+    """The strides torch's TensorIterator gives the result of an element-wise op.
+
+    ``operands`` are the inputs' ``(shape, strides)`` in argument order (a Python number is
+    ``((), ())``). A port of ``compute_fast_setup_type``, ``reorder_dimensions`` and
+    ``allocate_or_resize_outputs``: inputs of one shape that are all contiguous, all
+    channels_last, or all dense with equal strides give that layout; otherwise the dims are
+    sorted by the inputs' strides (the first input that tells two dims apart decides) and the
+    result is contiguous in that order.
+    """
+    nd = len(shape)
+    same = all(s == shape for s, _ in operands)
+    if same and operands:
+        rev = range(nd - 1, -1, -1)
+        if all(_follows(s, st, rev) for s, st in operands):
+            return contiguous_strides(shape)
+        if nd == 4 and all(_follows(s, st, (1, 3, 2, 0)) for s, st in operands):
+            n, c, h, w = (x if x > 1 else 1 for x in shape)
+            return (h * w * c, 1, w * c, c)
+        first = operands[-1][1]
+        if all(st == first for _, st in operands) and _dense(shape, first):
+            return first
+    if nd <= 1:
+        return contiguous_strides(shape)
+    strides = []
+    for s, st in operands:
+        off = nd - len(s)
+        full = [0] * nd
+        for i, n in enumerate(s):
+            full[off + i] = 0 if n == 1 and shape[off + i] != 1 else st[i]
+        strides.append(full)
+
+    def should_swap(d0: int, d1: int) -> int:
+        for full in strides:
+            s0, s1 = full[d0], full[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(nd - 1, -1, -1))
+    for i in range(1, nd):  # insertion sort that leaves ambiguous pairs where they are
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    if perm == list(range(nd - 1, -1, -1)):
+        return contiguous_strides(shape)
+    out, acc = [0] * nd, 1
+    for d in perm:
+        out[d] = acc
+        acc *= shape[d]
+    return tuple(out)
+
+
+def _dense_order(shape: tuple, stride: tuple) -> tuple:
+    """``(shape in memory order, the transpose back)``: how to allocate dense ``stride``."""
+    # outermost dim first; a size-1 dim shares its stride with the dim just outside it
+    order = sorted(range(len(shape)), key=lambda d: (-stride[d], shape[d] == 1))
+    return tuple(shape[d] for d in order), tuple(order.index(d) for d in range(len(shape)))
+
+
+def _relaid(res: Any, stride: tuple, plan: tuple | None = None) -> Any:
+    """A copy of the fresh array ``res`` with the given element strides (``plan``: the cached
+    ``_dense_order`` of that layout)."""
+    shape = res.shape
+    mem_shape, back = plan or _dense_order(shape, stride)
+    if type(res) is np.ndarray:
+        out = np.empty(mem_shape, res.dtype).transpose(back)
+    else:  # CuPy or the simulated device
+        out = np.empty_like(res, shape=mem_shape, order="C").transpose(back)
+    if _elem_strides(out) != tuple(stride):  # not a permutation of a contiguous layout
+        from .._storage import restride
+
+        out = restride(np.empty_like(res, shape=(res.size,)), shape, stride)
+    out[...] = res
+    return out
+
+
+_LAYOUTS: dict = {}  # (result shape, operand geometries) -> torch's result strides
+
+
+def pointwise_layout(res: Any, *operands: Any) -> Any:
+    """``res``, the fresh result of an element-wise op on ``operands`` (arrays or numbers), laid
+    out as torch lays it out (see :func:`iter_strides`); a copy only when NumPy chose otherwise."""
+    if res.ndim < 2:
+        return res
+    if res.size:
+        for x in operands:
+            if getattr(x, "ndim", 0) and not x.flags.c_contiguous:
+                break
+        else:  # contiguous inputs give a contiguous result in both libraries
+            return res
+    key = [res.shape, res.itemsize]
+    for x in operands:
+        key.append((x.shape, x.strides, x.itemsize) if getattr(x, "ndim", 0) else None)
+    key = tuple(key)
+    cached = _LAYOUTS.get(key)
+    if cached is None:  # the same geometry comes back again and again (training loops): cache it
+        ops = tuple((tuple(x.shape), _elem_strides(x)) if getattr(x, "ndim", 0) else ((), ())
+                    for x in operands)
+        want = iter_strides(tuple(res.shape), ops)
+        if len(_LAYOUTS) > 4096:
+            _LAYOUTS.clear()
+        cached = _LAYOUTS[key] = (want, tuple(s * res.itemsize for s in want),
+                                  _dense_order(tuple(res.shape), want))
+    want = cached[0]
+    if res.strides == cached[1]:
+        return res
+    if not res.size:  # nothing to copy: just describe the empty result with torch's strides
+        from .._storage import restride
+
+        return restride(res, res.shape, want)
+    return _relaid(res, want, cached[2])
+
+
+def contiguous_result(res: Any) -> Any:
+    """``res`` with row-major strides: reductions (sum, mean, max(dim), cumsum...) return
+    contiguous tensors in torch, whatever the layout of their input."""
+    if res.ndim < 2 or not res.size:
+        return res if res.ndim == 0 or res.flags.c_contiguous else res.copy()
+    if res.flags.c_contiguous and (1 not in res.shape or
+                                   _elem_strides(res) == contiguous_strides(res.shape)):
+        return res  # (NumPy's flag ignores the strides of size-1 dims; torch's strides don't)
+    return _relaid(res, contiguous_strides(res.shape))
+
+
+def preserve_strides(t: Tensor) -> tuple[int, ...]:
+    """The strides of ``empty_like(t)`` (``memory_format=torch.preserve_format``, the default):
+    a dense tensor's own strides (a transposed tensor stays transposed), else dense strides in
+    the order of ``t``'s (torch's ``infer_dense_strides``)."""
+    arr = t._data
+    shape, stride = tuple(arr.shape), _elem_strides(arr)
+    if arr.flags.c_contiguous and stride == contiguous_strides(shape):
+        return stride
+    if _dense(shape, stride):
+        return stride
+    return iter_strides(shape, ((shape, stride),))
+
+
+def preserve_layout(res: Any, t: Tensor) -> Any:
+    """``res`` (a fresh array of ``t``'s shape) laid out like ``empty_like(t)``."""
+    if res.ndim < 2 or (t._data.flags.c_contiguous and res.flags.c_contiguous):
+        return res
+    want = preserve_strides(t)
+    if _elem_strides(res) == want:
+        return res
+    if not res.size:
+        from .._storage import restride
+
+        return restride(res, res.shape, want)
+    return _relaid(res, want)
+
+
+# ------------------------------------------------------------------------ writing into overlapping memory
+_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def check_no_overlap(t: Tensor) -> None:
+    """torch refuses to write into a tensor whose elements share memory (an expanded tensor: a
+    dimension of stride 0 and size > 1), since the result would depend on the write order."""
+    arr = t._data
+    if 0 in arr.strides:
+        for n, s in zip(arr.shape, arr.strides):
+            if s == 0 and n > 1:
+                raise RuntimeError(_OVERLAP)
+
+
+_WARNED: set = set()
+
+
+def warn_once(message: str, stacklevel: int = 3) -> None:
+    """A UserWarning shown once per process, like torch's ``TORCH_WARN_ONCE``."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        import warnings
+
+        warnings.warn(message, UserWarning, stacklevel=stacklevel)
+
+
+def warn_if_expanded(t: Tensor, op: str, example: str = "tensor[mask] = scalar") -> None:
+    """masked_fill_, index_fill_ and index_put_ still write into expanded tensors, with torch's
+    deprecation warning."""
+    arr = t._data
+    if 0 in arr.strides and any(s == 0 and n > 1 for n, s in zip(arr.shape, arr.strides)):
+        import warnings
+
+        warnings.warn(f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor "
+                      "before performing this operation. This also applies to advanced indexing "
+                      f"e.g. {example}", UserWarning, stacklevel=3)
+
+
+# ------------------------------------------------------------------------ torch's keyword spellings
+def star_or_keyword(args: tuple, kwargs: dict, name: str, fn: str) -> tuple:
+    """The ``*args`` of ``f(2, 3)`` / ``f((2, 3))``, or, as torch also accepts, ``f(name=(2, 3))``
+    (``zeros(size=...)``, ``view(size=...)``, ``permute(dims=...)``...)."""
+    if not kwargs:
+        return args
+    for k in kwargs:
+        if k != name:
+            raise TypeError(f"{fn}() got an unexpected keyword argument '{k}'")
+    if args:
+        raise TypeError(f"{fn}() got multiple values for argument '{name}'")
+    return (kwargs[name],)
+
+
+def numpy_names(fn: Callable) -> Callable:
+    """Accept NumPy's names for two arguments, as torch's native functions do: ``axis`` for
+    ``dim`` and ``keepdims`` for ``keepdim`` (``x.sum(axis=0, keepdims=True)``)."""
+    @functools.wraps(fn)
+    def op(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            for alias, name in (("axis", "dim"), ("keepdims", "keepdim")):
+                if alias in kwargs:
+                    if name in kwargs:
+                        raise TypeError(f"{fn.__name__}() got an unexpected keyword argument "
+                                        f"'{alias}'")
+                    kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+    return op

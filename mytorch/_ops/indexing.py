@@ -24,9 +24,10 @@ import numpy as np
 from .. import _dtype as D
 from .._device import cuda_backend, xp_for
 from .._tensor import Tensor, make_view, tensor_method, wrap
-from ..autograd.graph import needs_grad, record, sum_to
-from ._operands import array_on, check_same_device, scalar_array, wrap_dim
-from .pointwise import _cap, _to_out, inplace
+from ..autograd.graph import SavedOutput, needs_grad, record, sum_to
+from ._operands import array_on, check_same_device, checked_scalar, contiguous_result, \
+    check_no_overlap, pointwise_layout, warn_if_expanded, warn_once, wrap_dim
+from .pointwise import _cap, _inplace_version, _to_out, inplace
 
 __all__ = ["index_select", "take", "take_along_dim", "gather", "scatter", "scatter_add",
            "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put", "index_put_",
@@ -88,7 +89,7 @@ def _fill_value(value: Any, t: Tensor, op: str) -> Any:
             raise RuntimeError(f"{op} only supports a 0-dimensional value tensor, but got tensor "
                                f"with {value._data.ndim} dimension(s).")
         value = value.item()
-    return scalar_array(value, t.dtype)
+    return checked_scalar(value, t.dtype)  # torch: an overflow error, never a silent wrap
 
 
 def _mask_data(mask: Any, t: Tensor, message: str) -> Any:
@@ -103,12 +104,13 @@ def _broadcast_shape(a: tuple, b: tuple) -> tuple:
     n = max(len(a), len(b))
     a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
     out = []
-    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+    for i in range(n - 1, -1, -1):  # torch names the last dim that does not match
+        x, y = a[i], b[i]
         if x != y and x != 1 and y != 1:
             raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
                                f"at non-singleton dimension {i}")
         out.append(y if x == 1 else x)
-    return tuple(out)
+    return tuple(out[::-1])
 
 
 def _reduce_to(g: Tensor, shape: tuple) -> Tensor:
@@ -122,11 +124,12 @@ def _reduce_to(g: Tensor, shape: tuple) -> Tensor:
 
 
 def _run(self: Tensor, write: Callable[[Any], None], name: str, inputs: tuple,
-         backward: Callable, in_place: bool) -> Tensor:
+         backward: Callable, in_place: bool, saved: tuple = ()) -> Tensor:
     """Apply ``write(array)`` to ``self``'s memory (``in_place``) or to a fresh copy.
 
     Without autograd the in-place path writes straight into ``self`` (no copy). With autograd
     it writes into a copy that ``pointwise.inplace`` installs, so the graph is rebased correctly.
+    ``saved``: the tensors ``backward`` reads (index and mask tensors, as torch saves them).
     """
     if in_place and not needs_grad(*inputs):
         write(self._data)
@@ -135,10 +138,10 @@ def _run(self: Tensor, write: Callable[[Any], None], name: str, inputs: tuple,
     res = self._data.copy()
     write(res)
     if in_place:
-        return inplace(self, res, name, inputs, backward)
+        return inplace(self, res, name, inputs, backward, saved)
     out = wrap(res, self._device)
     if needs_grad(*inputs):
-        record(name, out, inputs, backward)
+        record(name, out, inputs, backward, saved)
     return out
 
 
@@ -248,6 +251,16 @@ def _bool_index(flag: bool, t: Tensor) -> Any:
     return xp_for(t._device).zeros(1 if flag else 0, np.int64)
 
 
+def _check_second_ellipsis(items: list, kinds: list, ndim: int) -> None:
+    """torch lets every ``...`` skip the unindexed dims again: an index after a second ``...``
+    then lands past the last dim (IndexError); without one, the extra ``...`` change nothing."""
+    second = [i for i, kind in enumerate(kinds) if kind == "ellipsis"][1]
+    for kind, v, _ in items[second + 1:]:
+        if kind not in ("ellipsis", "none"):
+            raise IndexError(f"index {v if kind == 'int' else 0} is out of bounds for dimension "
+                             f"{ndim} with size 0")
+
+
 def _parse_key(t: Tensor, key: Any) -> _Key:
     """Translate a torch index key into a :class:`_Key` for ``t``; raise torch's errors."""
     if type(key) is int and t._data.ndim and -t._data.shape[0] <= key < t._data.shape[0]:
@@ -260,6 +273,9 @@ def _parse_key(t: Tensor, key: Any) -> _Key:
     specified = builtins.sum(n for _, _, n in items)
     if specified > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    kinds = [kind for kind, _, _ in items]
+    if kinds.count("ellipsis") > 1 and ndim > specified:
+        _check_second_ellipsis(items, kinds, ndim)
     basic: list = []
     adv: list = []
     fixes: list = []
@@ -366,10 +382,15 @@ def _getitem(self: Tensor, key: Any) -> Tensor:
 def _setitem(self: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value``: write in place (value broadcast and cast to ``x``'s dtype)."""
     k = _parse_key(self, key)
+    if 0 in self._data.strides:  # an expanded tensor: is the written-to part overlapping?
+        if k.adv is None:
+            check_no_overlap(_index_with(self.detach(), k))
+        else:
+            warn_if_expanded(self, "index_put_", "tensor[indices] = tensor")
     if isinstance(value, Tensor):
         varr = array_on(value, self._device)
     elif isinstance(value, _numbers):
-        varr = value
+        varr = checked_scalar(value, self.dtype)  # u8[0] = 300 is an overflow error in torch
     elif isinstance(value, (list, tuple, np.ndarray)):
         varr = array_on(Tensor._wrap(np.asarray(value)), self._device)
     else:
@@ -415,7 +436,8 @@ def _index_put(self: Tensor, indices: Sequence[Tensor], values: Tensor, accumula
         return (g if accumulate else _zero_slot(g, k),
                 _reduce_to(_index_with(g, k), vshape) if values._requires_grad else None)
 
-    return _run(self, write, "IndexPutBackward0", (self, values), backward, in_place)
+    return _run(self, write, "IndexPutBackward0", (self, values), backward, in_place,
+                tuple(indices))
 
 
 def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor,
@@ -427,6 +449,7 @@ def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor,
 def index_put_(input: Tensor, indices: Sequence[Tensor], values: Tensor,
                accumulate: bool = False) -> Tensor:
     """In-place ``input[indices] = values``; ``accumulate=True`` adds, counting repeated indices."""
+    warn_if_expanded(input, "index_put_", "tensor[indices] = tensor")
     return _index_put(input, indices, values, accumulate, True)
 
 
@@ -451,7 +474,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     if needs_grad(input):
         shape = input._data.shape
         record("TakeBackward0", res, (input,),
-               lambda g: (put(_zeros(shape, g), index, g, accumulate=True),))
+               lambda g: (put(_zeros(shape, g), index, g, accumulate=True),), saved=(index,))
     return res
 
 
@@ -483,7 +506,7 @@ def _put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool, in_place
         gs = take(g, index).reshape(sshape) if source._requires_grad else None
         return (g if accumulate else put(g, index, _zeros(sshape, g)), gs)
 
-    return _run(self, write, "PutBackward0", (self, source), backward, in_place)
+    return _run(self, write, "PutBackward0", (self, source), backward, in_place, (index,))
 
 
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
@@ -494,6 +517,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 @tensor_method()
 def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """Write ``source`` into ``self`` seen as 1-D, at ``index`` (add instead if accumulate)."""
+    check_no_overlap(self)
     return _put(self, index, source, accumulate, True)
 
 
@@ -540,7 +564,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
     if needs_grad(input):
         shape = arr.shape
         record("GatherBackward0", res, (input,),
-               lambda g: (scatter_add(_zeros(shape, g), d, index, g),))
+               lambda g: (scatter_add(_zeros(shape, g), d, index, g),), saved=(index,))
     return _to_out(res, out)
 
 
@@ -571,7 +595,7 @@ def _scatter_args(self: Tensor, dim: int, index: Tensor, src: Any, op: str = "sc
         _check_scatter(self, d, idx, sarr)
         return d, idx, _leading(sarr, idx.shape)
     _check_scatter(self, d, idx, None)
-    return d, idx, scalar_array(src, self.dtype)
+    return d, idx, checked_scalar(src, self.dtype)
 
 
 def _scatter(self: Tensor, dim: int, index: Tensor, src: Any, value: Any, reduce: str | None,
@@ -582,6 +606,10 @@ def _scatter(self: Tensor, dim: int, index: Tensor, src: Any, value: Any, reduce
         raise TypeError("scatter() missing required argument 'src' (or 'value')")
     if reduce not in (None, "add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
+    if reduce is not None and isinstance(src, Tensor):  # once per process, as in torch
+        warn_once("The reduce argument of torch.scatter with Tensor src is deprecated and will be "
+                  "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
+                  "reduction options.", stacklevel=4)
     d, idx, s = _scatter_args(self, dim, index, src)
     xp = xp_for(self._device)
 
@@ -601,7 +629,7 @@ def _scatter(self: Tensor, dim: int, index: Tensor, src: Any, value: Any, reduce
         return scatter(g, d, index, 0), gs
 
     return _run(self, write, "ScatterBackward0" if isinstance(src, Tensor) else
-                "ScatterBackward1", (self, src), backward, in_place)
+                "ScatterBackward1", (self, src), backward, in_place, (index,))
 
 
 def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
@@ -618,6 +646,7 @@ def scatter_(self: Tensor, dim: int, index: Tensor, src: Any = None, *, value: A
 
     ``reduce='add'``/``'multiply'`` combine with the existing value instead of overwriting.
     """
+    check_no_overlap(self)
     return _scatter(self, dim, index, src, value, reduce, True)
 
 
@@ -632,7 +661,7 @@ def _scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor, in_place: b
         return g, _pad_like(gather(g, d, index), tuple(src._data.shape)) if src._requires_grad \
             else None
 
-    return _run(self, write, "ScatterAddBackward0", (self, src), backward, in_place)
+    return _run(self, write, "ScatterAddBackward0", (self, src), backward, in_place, (index,))
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -644,6 +673,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """Like ``scatter_`` but *adds* ``src`` at ``index``; repeated indices all count (the
     backward of ``gather``)."""
+    check_no_overlap(self)
     return _scatter_add(self, dim, index, src, True)
 
 
@@ -688,26 +718,38 @@ def _scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     if reduce not in _REDUCTIONS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
+    if in_place and needs_grad(self, src):
+        # the out-of-place op on a snapshot of self (its old value, history included)
+        return _scatter_reduce_inplace(self, dim, index, src, reduce, include_self=include_self)
     d, idx, s = _scatter_args(self, dim, index, src, "scatter_reduce")
     xp = xp_for(self._device)
-    old = self._data.copy() if needs_grad(self, src) else None
 
-    def backward(g: Tensor) -> tuple:
-        return _scatter_reduce_backward(g, old, d, index, idx, s, src, reduce, include_self, xp)
+    def write(arr: Any) -> None:
+        _scatter_reduce_into(arr, d, idx, s, reduce, include_self, xp)
 
-    return _run(self, lambda arr: _scatter_reduce_into(arr, d, idx, s, reduce, include_self, xp),
-                "ScatterReduceBackward0", (self, src), backward, in_place)
+    if in_place or not needs_grad(self, src):
+        return _run(self, write, "ScatterReduceBackward0", (self, src), None, in_place)
+    arr = self._data.copy()
+    write(arr)
+    res = wrap(arr, self._device)
+    out = SavedOutput(res)
+    record("ScatterReduceBackward0", res, (self, src),
+           lambda g: _scatter_reduce_backward(g, self, src, out(), d, index, idx, reduce,
+                                              include_self, xp), saved=(self, src, out))
+    return res
 
 
-def _scatter_reduce_backward(g: Tensor, old: Any, d: int, index: Tensor, idx: Any, s: Any,
-                             src: Tensor, reduce: str, include_self: bool, xp: Any) -> tuple:
-    """Gradients of ``scatter_reduce`` (torch's formulas). The factors that depend on the
-    values (counts, which element won amax, products of the others) are constants here."""
+def _scatter_reduce_backward(g: Tensor, input: Tensor, src: Tensor, result: Tensor, d: int,
+                             index: Tensor, idx: Any, reduce: str, include_self: bool,
+                             xp: Any) -> tuple:
+    """Gradients of ``scatter_reduce`` (torch's formulas). For sum, mean, amax and amin the
+    factors that depend on the values (counts, which element won) are constants; prod is written
+    with differentiable ops, so its gradient can be differentiated again."""
     dev = g._device
     const = lambda a: wrap(a.astype(g._data.dtype, copy=False), dev)  # noqa: E731
     key = _along_key(idx, d, xp)
-    result = old.copy()
-    _scatter_reduce_into(result, d, idx, s, reduce, include_self, xp)
+    old, res_arr = input._data, result._data
+    s = _leading(array_on(src, dev), idx.shape)
     if reduce == "sum":
         gself, gsrc = g, gather(g, d, index)
     elif reduce == "mean":
@@ -717,32 +759,31 @@ def _scatter_reduce_backward(g: Tensor, old: Any, d: int, index: Tensor, idx: An
         gself = g * const(1 / n)
         gsrc = gather(gself, d, index)
     elif reduce in ("amax", "amin"):
-        self_is = (old == result).astype(old.dtype)
-        value = _leading(result, idx.shape, d)[key]
+        self_is = (old == res_arr).astype(old.dtype)
+        value = _leading(res_arr, idx.shape, d)[key]
         src_is = (s == value).astype(old.dtype)
         n = self_is.copy()
         _ufuncs(n).add.at(_leading(n, idx.shape, d), key, src_is)
         gdist = g * const(1 / n)
         gself = gdist * const(self_is)
         gsrc = gather(gdist, d, index) * const(src_is)
-    else:  # prod: d(result)/d(x) = product of the others = result / x, careful with zeros
-        masked_self = xp.where(old == 0, 1, old).astype(old.dtype)
-        msr = masked_self.copy()
-        _scatter_reduce_into(msr, d, idx, s, reduce, include_self, xp)
-        gself = g * const(msr / masked_self)
-        src_zero = s == 0
-        nz = xp.zeros(old.shape, np.int64)
-        _ufuncs(nz).add.at(_leading(nz, idx.shape, d), key, src_zero.astype(np.int64))
-        single = src_zero & (_leading(nz, idx.shape, d)[key] == 1)
-        masked_src = xp.where(single, 1, s).astype(old.dtype)
-        msrc_res = old.copy()
-        _scatter_reduce_into(msrc_res, d, idx, masked_src, reduce, include_self, xp)
-        gsrc = gather(g * const(msrc_res), d, index) * const(single) + \
-            gather(g * const(result), d, index) * const(~single / xp.where(src_zero, 1, s))
+    else:  # prod: the product of the others, = result / x where x != 0 (careful with zeros)
+        src_l = src[tuple(slice(0, k) for k in idx.shape)] if src.shape != idx.shape else src
+        masked_self = input.masked_fill(input == 0, 1)
+        gself = g * scatter_reduce(masked_self, d, index, src_l, "prod",
+                                   include_self=include_self) / masked_self
+        src_zero = src_l == 0
+        zeros_in = wrap(xp.zeros(old.shape, old.dtype), dev).scatter_add(
+            d, index, src_zero.to(input.dtype)).gather(d, index)
+        single = src_zero & (zeros_in == 1)
+        masked_src_result = scatter_reduce(input, d, index, src_l.masked_fill(single, 1), "prod",
+                                           include_self=include_self)
+        gsrc = where(single, gather(g * masked_src_result, d, index),
+                     gather(g * result, d, index) / src_l.masked_fill(src_zero, 1))
     if not include_self:
         gself = scatter(gself, d, index, 0)
     gsrc = _pad_like(gsrc, tuple(src._data.shape)) if src._requires_grad else None
-    return gself, gsrc
+    return (gself if input._requires_grad else None), gsrc
 
 
 def _pad_like(g: Tensor, shape: tuple) -> Tensor:
@@ -766,7 +807,11 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                     include_self: bool = True) -> Tensor:
     """In-place ``scatter_reduce``."""
+    check_no_overlap(self)
     return _scatter_reduce(self, dim, index, src, reduce, include_self, True)
+
+
+_scatter_reduce_inplace = _inplace_version(scatter_reduce)
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
@@ -814,7 +859,7 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None =
     if needs_grad(input):
         shape = arr.shape
         record("IndexSelectBackward0", res, (input,),
-               lambda g: (index_add(_zeros(shape, g), d, index, g),))
+               lambda g: (index_add(_zeros(shape, g), d, index, g),), saved=(index,))
     return _to_out(res, out)
 
 
@@ -854,7 +899,7 @@ def _index_add(self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Any
     src = _check_source(self, d, idx, source, "index_add_")
     _check_bounds(idx, self._data.shape[d], d)
     if alpha != 1:
-        src = src * scalar_array(alpha, self.dtype)
+        src = src * checked_scalar(alpha, self.dtype)
 
     def write(arr: Any) -> None:
         _ufuncs(arr).add.at(arr, _dim_key(d, idx), src)
@@ -863,7 +908,7 @@ def _index_add(self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Any
         gs = index_select(g, d, index) if source._requires_grad else None
         return g, (gs * alpha if alpha != 1 and gs is not None else gs)
 
-    return _run(self, write, "IndexAddBackward0", (self, source), backward, in_place)
+    return _run(self, write, "IndexAddBackward0", (self, source), backward, in_place, (index,))
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1
@@ -876,6 +921,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
 def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1
                ) -> Tensor:
     """``self[:, index[i]] += alpha * source[:, i]`` (dim=1); repeated indices all add up."""
+    check_no_overlap(self)
     return _index_add(self, dim, index, source, alpha, True)
 
 
@@ -901,7 +947,8 @@ def _index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor, in_place:
         gs = index_select(g, d, index) if source._requires_grad else None
         return index_fill(g, d, index, 0), gs
 
-    return _run(self, write, "IndexCopyBackward0", (self, source), backward, in_place)
+    return _run(self, write, "IndexCopyBackward0", (self, source), backward, in_place,
+                (index,))
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
@@ -912,6 +959,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 @tensor_method()
 def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """``self[:, index[i]] = source[:, i]`` (dim=1)."""
+    check_no_overlap(self)
     return _index_copy(self, dim, index, source, True)
 
 
@@ -934,7 +982,7 @@ def _index_fill(self: Tensor, dim: int, index: Tensor, value: Any, in_place: boo
             value._requires_grad else None
         return index_fill(g, d, index, 0), gv
 
-    return _run(self, write, "IndexFillBackward0", (self, value), backward, in_place)
+    return _run(self, write, "IndexFillBackward0", (self, value), backward, in_place, (index,))
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
@@ -945,6 +993,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
 @tensor_method()
 def index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """Fill the slices ``index`` along ``dim`` with ``value`` (a number or 0-dim tensor)."""
+    warn_if_expanded(self, "index_fill_")
     return _index_fill(self, dim, index, value, True)
 
 
@@ -955,21 +1004,22 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
                                 "dtype {dtype}")
     v = _fill_value(value, input, "masked_fill_")
     arr = input._data
-    _broadcast_shape(arr.shape, m.shape)
-    res = wrap(xp_for(input._device).where(m, v, arr), input._device)
+    _broadcast_shape(m.shape, arr.shape)  # torch's error names the mask "tensor a"
+    res = wrap(contiguous_result(xp_for(input._device).where(m, v, arr)), input._device)
     if needs_grad(input, value):
         shape = arr.shape
         record("MaskedFillBackward0" if not isinstance(value, Tensor) else "MaskedFillBackward1",
                res, (input, value),
                lambda g: (sum_to(masked_fill(g, mask, 0), shape) if input._requires_grad else None,
                           masked_select(g, mask).sum() if isinstance(value, Tensor) and
-                          value._requires_grad else None))
+                          value._requires_grad else None), saved=(mask,))
     return res
 
 
 @tensor_method()
 def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     """In-place ``masked_fill``; ``mask`` must broadcast to ``self``'s shape."""
+    warn_if_expanded(self, "masked_fill_")
     m = _mask_data(mask, self, "masked_fill_ only supports boolean masks, but got mask with "
                                "dtype {dtype}")
     v = _fill_value(value, self, "masked_fill_")
@@ -984,7 +1034,7 @@ def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
             value, Tensor) and value._requires_grad else None)
 
     return _run(self, lambda arr: xp.copyto(arr, v, where=m), "MaskedFillBackward0",
-                (self, value), backward, True)
+                (self, value), backward, True, (mask,))
 
 
 def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -999,7 +1049,8 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> 
     if needs_grad(input):
         src_shape = arr.shape
         record("MaskedSelectBackward0", res, (input,),
-               lambda g: (sum_to(masked_scatter(_zeros(shape, g), mask, g), src_shape),))
+               lambda g: (sum_to(masked_scatter(_zeros(shape, g), mask, g), src_shape),),
+               saved=(mask,))
     return _to_out(res, out)
 
 
@@ -1034,7 +1085,8 @@ def _masked_scatter(self: Tensor, mask: Tensor, source: Tensor, in_place: bool) 
                 .reshape(tuple(source._data.shape))
         return masked_fill(g, mask, 0), gs
 
-    return _run(self, write, "MaskedScatterBackward0", (self, source), backward, in_place)
+    return _run(self, write, "MaskedScatterBackward0", (self, source), backward, in_place,
+                (mask,))
 
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
@@ -1045,6 +1097,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 @tensor_method()
 def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """Copy ``source``'s elements, in order, into the positions where ``mask`` is True."""
+    check_no_overlap(self)
     return _masked_scatter(self, mask, source, True)
 
 
@@ -1069,13 +1122,14 @@ def where(condition: Tensor, input: Any = None, other: Any = None, *,
     _broadcast_shape(_broadcast_shape(c.shape, getattr(a, "shape", ())), getattr(b, "shape", ()))
     if c.dtype != np.bool_:
         c = c.astype(np.bool_)
-    res = wrap(xp_for(dev).where(c, a, b), dev)
+    res = wrap(pointwise_layout(xp_for(dev).where(c, a, b), c, a, b), dev)
     if needs_grad(input, other):
         cond = wrap(c, dev)
         sa, sb = tuple(getattr(a, "shape", ())), tuple(getattr(b, "shape", ()))
         record("WhereBackward0", res, (input, other),
                lambda g: (sum_to(where(cond, g, 0), sa) if _rg(input) else None,
-                          sum_to(where(cond, 0, g), sb) if _rg(other) else None))
+                          sum_to(where(cond, 0, g), sb) if _rg(other) else None),
+               saved=(condition,))
     return _to_out(res, out)
 
 
@@ -1087,7 +1141,7 @@ def _as_array(x: Any, dt: D.dtype, dev: Any) -> Any:
     if isinstance(x, Tensor):
         arr = array_on(x, dev)
         return arr if arr.dtype == dt.np else arr.astype(dt.np)
-    return scalar_array(x, dt)
+    return checked_scalar(x, dt)  # where(c, u8, 300): an overflow error in torch
 
 
 @tensor_method("where")

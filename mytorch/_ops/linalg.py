@@ -21,9 +21,10 @@ import numpy as np
 from .. import _dtype as D
 from .._device import xp_for
 from .._tensor import Tensor, make_view, tensor_method, wrap
-from ..autograd.graph import needs_grad, record, sum_to
-from ._operands import check_same_device, scalar_array, wrap_dim
-from .pointwise import _cap, _to_out
+from ..autograd.grad_mode import STATE
+from ..autograd.graph import SavedOutput, needs_grad, record, sum_to
+from ._operands import check_same_device, checked_scalar, quietly, wrap_dim
+from .pointwise import _cap, _crossed, _to_out
 
 __all__ = ["dot", "vdot", "mv", "mm", "bmm", "matmul", "addmm", "addmv", "addr", "addbmm",
            "baddbmm", "outer", "ger", "inner", "einsum", "tensordot", "kron", "inverse", "det",
@@ -81,6 +82,7 @@ def _check_vectors(a: Tensor, b: Tensor) -> None:
     _not_for_bool(a, "dot")
 
 
+@quietly  # inf/nan from overflowing products, silently as in torch
 def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Inner product of two 1-D tensors of the same dtype (no broadcasting, no promotion)."""
     _require_tensor("dot", input=input, tensor=tensor)
@@ -90,10 +92,11 @@ def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
     if needs_grad(input, tensor):
         record("DotBackward0", res, (input, tensor),
                lambda g: (g * tensor if _rg(input) else None, g * input if _rg(tensor) else None),
-               saved=(input, tensor))
+               saved=_crossed(input, tensor))
     return _to_out(res, out)
 
 
+@quietly
 def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``dot`` that conjugates its first argument (the same as ``dot`` for real tensors)."""
     _require_tensor("vdot", input=input, other=other)
@@ -105,10 +108,11 @@ def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     if needs_grad(input, other):
         record("VdotBackward0", res, (input, other),
                lambda g: (g.conj() * other if _rg(input) else None,
-                          g * input if _rg(other) else None), saved=(input, other))
+                          g * input if _rg(other) else None), saved=_crossed(input, other))
     return _to_out(res, out)
 
 
+@quietly
 def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Matrix @ vector: ``(n, m) @ (m,) -> (n,)``."""
     _require_tensor("mv", input=input, vec=vec)
@@ -118,7 +122,7 @@ def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = None) -> Tensor:
     if needs_grad(input, vec):
         record("MvBackward0", res, (input, vec),
                lambda g: (outer(g, vec) if _rg(input) else None,
-                          mv(_mT(input), g) if _rg(vec) else None), saved=(input, vec))
+                          mv(_mT(input), g) if _rg(vec) else None), saved=_crossed(input, vec))
     return _to_out(res, out)
 
 
@@ -157,6 +161,7 @@ def _check_mm(a: Tensor, b: Tensor) -> None:
     _not_for_bool(a, "addmm_impl_cpu_")
 
 
+@quietly
 def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Matrix product of two 2-D tensors of the same dtype: ``(n, m) @ (m, p) -> (n, p)``."""
     _require_tensor("mm", input=input, mat2=mat2)
@@ -166,7 +171,7 @@ def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     if needs_grad(input, mat2):
         record("MmBackward0", res, (input, mat2),
                lambda g: (g.mm(_mT(mat2)) if _rg(input) else None,
-                          _mT(input).mm(g) if _rg(mat2) else None), saved=(input, mat2))
+                          _mT(input).mm(g) if _rg(mat2) else None), saved=_crossed(input, mat2))
     return _to_out(res, out)
 
 
@@ -184,6 +189,7 @@ def _check_bmm(a: Tensor, b: Tensor) -> None:
     _not_for_bool(a, "bmm")
 
 
+@quietly
 def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """A batch of matrix products: ``(b, n, m) @ (b, m, p) -> (b, n, p)`` (no broadcasting)."""
     _require_tensor("bmm", input=input, mat2=mat2)
@@ -193,7 +199,8 @@ def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     if needs_grad(input, mat2):
         record("BmmBackward0", res, (input, mat2),
                lambda g: (g.bmm(_mT(mat2)) if _rg(input) else None,
-                          _mT(input).bmm(g) if _rg(mat2) else None), saved=(input, mat2))
+                          _mT(input).bmm(g) if _rg(mat2) else None),
+               saved=_crossed(input, mat2))
     return _to_out(res, out)
 
 
@@ -202,6 +209,7 @@ _MATMUL_NODE = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeB
                 (2, 2): "MmBackward0"}
 
 
+@quietly
 def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The ``@`` operator: dot, matrix-vector, matrix-matrix or batched products by rank.
 
@@ -226,7 +234,7 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
         raise _matmul_error(a.shape, b.shape) from None
     if needs_grad(input, other):
         record(_MATMUL_NODE.get((a.ndim, b.ndim), "UnsafeViewBackward0"), res, (input, other),
-               lambda g: _matmul_grads(g, input, other), saved=(input, other))
+               lambda g: _matmul_grads(g, input, other), saved=_crossed(input, other))
     return _to_out(res, out)
 
 
@@ -292,9 +300,9 @@ def _scaled_sum(name: str, input: Tensor, prod: Any, factors: tuple, factor_grad
     if inp.shape != prod.shape:
         _check_expand(inp.shape, prod.shape)
     dt = D._BY_NP[prod.dtype]
-    res = prod if alpha == 1 else prod * scalar_array(alpha, dt)
+    res = prod if alpha == 1 else prod * checked_scalar(alpha, dt)  # overflow: error, like torch
     if beta != 0:
-        res = res + (inp if beta == 1 else inp * scalar_array(beta, dt))
+        res = res + (inp if beta == 1 else inp * checked_scalar(beta, dt))
     res = wrap(res, input._device)
     if needs_grad(input, *factors):
         shape = inp.shape
@@ -303,7 +311,7 @@ def _scaled_sum(name: str, input: Tensor, prod: Any, factors: tuple, factor_grad
             gi = sum_to(g if beta == 1 else g * beta, shape) if _rg(input) else None
             return (gi, *factor_grads(g if alpha == 1 else g * alpha))
 
-        record(name, res, (input, *factors), backward, saved=factors)
+        record(name, res, (input, *factors), backward, saved=_crossed(*factors))
     return _to_out(res, out)
 
 
@@ -324,6 +332,7 @@ def _check_input_dtype(input: Tensor, mat: Tensor) -> None:
                            f"and {_cap(mat.dtype)}")
 
 
+@quietly
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1,
           out: Tensor | None = None) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``: a linear layer's ``bias + x @ W.T`` in one call."""
@@ -336,6 +345,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
                                   _mT(mat1).mm(g) if _rg(mat2) else None), beta, alpha, out)
 
 
+@quietly
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1,
           out: Tensor | None = None) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
@@ -347,6 +357,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
                                   mv(_mT(mat), g) if _rg(vec) else None), beta, alpha, out)
 
 
+@quietly
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1,
          out: Tensor | None = None) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``; unlike ``addmm`` the dtypes promote."""
@@ -363,6 +374,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
                                   mv(_mT(g), vec1) if _rg(vec2) else None), beta, alpha, out)
 
 
+@quietly
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1,
            out: Tensor | None = None) -> Tensor:
     """``beta * input + alpha * Σ_b batch1[b] @ batch2[b]``: the batch is summed away."""
@@ -391,6 +403,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
                        beta, alpha, out)
 
 
+@quietly
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1,
             out: Tensor | None = None) -> Tensor:
     """``beta * input + alpha * bmm(batch1, batch2)`` (attention scores with a bias)."""
@@ -554,6 +567,7 @@ def _letter_sizes(subs: list, shapes: list) -> dict:
     return sizes
 
 
+@quietly
 def _einsum(subs: list, out_sub: str, operands: list, sizes: dict) -> Tensor:
     """Run an explicit einsum (no ``...``; ``sizes`` maps letters to sizes) with autograd."""
     dt = operands[0]._data.dtype
@@ -571,8 +585,11 @@ def _einsum(subs: list, out_sub: str, operands: list, sizes: dict) -> Tensor:
     single_view = len(arrays) == 1 and getattr(arr, "base", None) is not None
     res = make_view(operands[0], arr) if single_view else wrap(arr, dev)
     if needs_grad(*operands):
+        # an operand is read by the gradients of the *other* operands only
+        saved = tuple(op for i, op in enumerate(operands)
+                      if any(o._requires_grad for j, o in enumerate(operands) if j != i))
         record("PermuteBackward0" if single_view else "EinsumBackward0", res, tuple(operands),
-               lambda g: _einsum_grads(g, subs, out_sub, operands, sizes), saved=tuple(operands))
+               lambda g: _einsum_grads(g, subs, out_sub, operands, sizes), saved=saved)
     return res
 
 
@@ -614,6 +631,7 @@ def _einsum_grads(g: Tensor, subs: list, out_sub: str, operands: list, sizes: di
     return tuple(grads)
 
 
+@quietly
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Tensor | None = None) -> Tensor:
     """Contract ``dims`` dimensions of ``a`` with ``dims`` dimensions of ``b``.
 
@@ -689,20 +707,60 @@ def inverse(input: Tensor, *, out: Tensor | None = None) -> Tensor:
                           "completed because the input matrix is singular.") from None
     res = wrap(arr, input._device)
     if needs_grad(input):
-        record("LinalgInvExBackward0", res, (input,),
-               lambda g: (-(_mT(res).matmul(g).matmul(_mT(res))),))
+        inv = SavedOutput(res)
+
+        def backward(g: Tensor) -> tuple:
+            r = inv()
+            return (-(_mT(r).matmul(g).matmul(_mT(r))),)
+
+        record("LinalgInvExBackward0", res, (input,), backward, saved=(inv,))
     return _to_out(res, out)
 
 
 def det(input: Tensor) -> Tensor:
-    """Determinant of a square matrix (or a batch). Backward: ``grad_A = g · det(A) · A⁻ᵀ``."""
+    """Determinant of a square matrix (or a batch).
+
+    Backward: ``grad_A = g · adj(A)ᵀ``, the transposed adjugate, which is ``det(A) · A⁻ᵀ`` when A
+    is invertible; a singular A has an adjugate too (no inverse needed), so its gradient is finite.
+    """
     _check_square(input, "linalg.det")
     res = wrap(xp_for(input._device).linalg.det(input._data), input._device)
     if needs_grad(input):
+        out = SavedOutput(res)
         record("LinalgDetBackward0", res, (input,),
-               lambda g: ((g * res).unsqueeze(-1).unsqueeze(-1) * _mT(inverse(input)),),
-               saved=(input,))
+               lambda g: (g.unsqueeze(-1).unsqueeze(-1) * _cofactors(input, out()),),
+               saved=(input, out))
     return res
+
+
+def _cofactors(A: Tensor, d: Tensor) -> Tensor:
+    """``adj(A)ᵀ``, the matrix of cofactors of each matrix of A, given ``d = det(A)``."""
+    if bool((d._data != 0).all()):
+        try:
+            return d.unsqueeze(-1).unsqueeze(-1) * _mT(inverse(A))
+        except LinAlgError:  # numerically singular after all
+            pass
+    n = A._data.shape[-1]
+    xp, dev = xp_for(A._device), A._device
+    if n == 1:
+        return wrap(xp.ones(A._data.shape, dtype=A._data.dtype), dev)
+    if STATE.enabled:
+        # create_graph: cofactor expansion, (-1)^(i+j) det(A without row i and column j), made of
+        # differentiable ops (n² determinants of (n-1)x(n-1) minors; only for singular inputs)
+        keep = np.array([[j for j in range(n) if j != i] for i in range(n)])
+        rows = wrap(xp.asarray(keep[:, None, :, None]), dev)
+        cols = wrap(xp.asarray(keep[None, :, None, :]), dev)
+        sign = wrap(xp.asarray((-1.0) ** np.add.outer(np.arange(n), np.arange(n)),
+                               dtype=A._data.dtype), dev)
+        return det(A[..., rows, cols]) * sign
+    # From the SVD A = U S Vᵀ: adj(A)ᵀ = det(U) det(Vᵀ) · U diag(prod of the other s) Vᵀ,
+    # which needs no division by a singular value.
+    u, sv, vh = xp.linalg.svd(A._data)
+    before = xp.cumprod(xp.concatenate([xp.ones_like(sv[..., :1]), sv[..., :-1]], -1), -1)
+    after = xp.flip(xp.cumprod(xp.flip(xp.concatenate([sv[..., 1:], xp.ones_like(sv[..., :1])],
+                                                      -1), -1), -1), -1)
+    scale = (xp.linalg.det(u) * xp.linalg.det(vh))[..., None, None]
+    return wrap(scale * (u * (before * after)[..., None, :]) @ vh, dev)
 
 
 _Slogdet = collections.namedtuple("slogdet", ["sign", "logabsdet"])
@@ -796,7 +854,9 @@ def cholesky(input: Tensor, upper: bool = False, *, out: Tensor | None = None) -
                           "is not positive-definite.") from None
     low = wrap(arr, input._device)
     if needs_grad(input):
-        record("LinalgCholeskyExBackward0", low, (input,), lambda g: (_cholesky_grad(low, g),))
+        saved_low = SavedOutput(low)
+        record("LinalgCholeskyExBackward0", low, (input,),
+               lambda g: (_cholesky_grad(saved_low(), g),), saved=(saved_low,))
     return _mT(low) if upper else _to_out(low, out)
 
 
@@ -815,3 +875,15 @@ for _name in ("dot", "vdot", "mv", "mm", "bmm", "matmul", "addmm", "addmv", "add
               "baddbmm", "outer", "ger", "inner", "kron", "inverse", "det", "logdet", "slogdet",
               "trace", "cross", "cholesky"):
     tensor_method(_name)(globals()[_name])
+
+
+# ------------------------------------------------------------------------ in-place versions
+def _register_inplace() -> None:
+    """``addmm_``, ``addmv_``, ``addr_``, ``addbmm_``, ``baddbmm_``: the result written into self."""
+    from .pointwise import _inplace_version
+
+    for name in ("addmm", "addmv", "addr", "addbmm", "baddbmm"):
+        tensor_method(name + "_")(_inplace_version(globals()[name]))
+
+
+_register_inplace()

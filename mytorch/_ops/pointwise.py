@@ -22,8 +22,10 @@ import numpy as np
 from .. import _dtype as D
 from .._device import xp_for
 from .._tensor import Tensor, tensor_method, wrap
-from ..autograd.graph import check_inplace, needs_grad, rebase_history, record, sum_to
-from ._operands import array_on, binary, broadcast_error, check_same_device
+from ..autograd.graph import (SavedOutput, adopt_outputs, check_inplace, mask_grad, needs_grad,
+                              rebase_history, record, sum_to)
+from ._operands import FP_IGNORE, FP_STATE, array_on, binary, binary_float, broadcast_error, \
+    check_no_overlap, check_same_device, checked_scalar, contiguous_result, pointwise_layout, quiet
 
 __all__ = [
     "add", "sub", "subtract", "mul", "multiply", "neg", "negative",
@@ -37,7 +39,7 @@ __all__ = [
     "clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "nan_to_num",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
     "bitwise_left_shift", "bitwise_right_shift",
-    "logical_and", "logical_or", "logical_xor", "logical_not",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "rsub", "signbit",
 ]
 
 # ------------------------------------------------------------------------ dtype checks, out=
@@ -51,6 +53,7 @@ def _cap(d: D.dtype) -> str:
     """torch's C++ name of a dtype, as its error messages print it (``Float``, ``Long``…)."""
     return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+            "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
             "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[d.name]
 
 
@@ -65,8 +68,12 @@ def _check_shape(self: Tensor, res_shape: tuple) -> None:
                            f"broadcast shape {list(res_shape)}")
 
 
-def inplace(self: Tensor, res: Any, name: str, inputs: tuple, backward: Any) -> Tensor:
-    """Write ``res`` into ``self``'s memory (views see it), bump its version, rebase its history."""
+def inplace(self: Tensor, res: Any, name: str, inputs: tuple, backward: Any,
+            saved: tuple = ()) -> Tensor:
+    """Write ``res`` into ``self``'s memory (views see it), bump its version, rebase its history.
+
+    ``saved``: tensors other than ``self`` that ``backward`` reads (self's old value is gone).
+    """
     if needs_grad(*inputs) and self.grad_fn is None and self._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
@@ -83,7 +90,7 @@ def inplace(self: Tensor, res: Any, name: str, inputs: tuple, backward: Any) -> 
     self._data[...] = res
     self._bump()
     if grad_needed:
-        record(name, self, inputs, backward)
+        record(name, self, inputs, backward, saved)
         if self._base is not None:
             rebase_history(self)  # the base changed too: its grad_fn must see it
     return self
@@ -93,6 +100,7 @@ def _to_out(res: Tensor, out: Tensor | None) -> Tensor:
     """Support ``out=``: copy into the given tensor (resizing an empty one), as torch does."""
     if out is None:
         return res
+    check_no_overlap(out)
     if res._requires_grad and out._requires_grad:
         raise RuntimeError("out=... arguments don't support automatic differentiation, but one of "
                            "the arguments requires grad.")
@@ -118,6 +126,15 @@ def _saved(*xs: Any) -> tuple:
     return tuple(x for x in xs if isinstance(x, Tensor))
 
 
+def _crossed(a: Any, b: Any) -> tuple:
+    """What a product ``a * b`` saves: ``b`` if ``a`` needs its gradient, ``a`` if ``b`` does.
+
+    Like torch: an operand nobody's gradient reads is not saved, so changing it in place later
+    is no error.
+    """
+    return _saved(b if _rg(a) else None, a if _rg(b) else None)
+
+
 def _grad_for(g: Tensor, x: Any) -> Tensor | None:
     """The share of ``g`` that belongs to operand ``x``: un-broadcast, in ``x``'s dtype.
 
@@ -130,11 +147,16 @@ def _grad_for(g: Tensor, x: Any) -> Tensor | None:
 
 
 def _apply(fn: Callable, a: Any, b: Any) -> Any:
-    """``fn(a, b)`` on two arrays, with NumPy's broadcasting ValueError turned into torch's error."""
+    """``fn(a, b)`` on two arrays, with NumPy's broadcasting ValueError turned into torch's error
+    and without NumPy's warnings (``inf * 0`` is nan, ``1e30 * 1e30`` inf, silently as in torch)."""
+    token = FP_STATE.set(FP_IGNORE)  # np.errstate(all="ignore"), minus its cost (_operands.py)
     try:
-        return fn(a, b)
+        res = fn(a, b)
     except ValueError:
         broadcast_error(np.shape(a), np.shape(b))
+    finally:
+        FP_STATE.reset(token)
+    return res if res.ndim < 2 else pointwise_layout(res, a, b)  # torch's layout for the result
 
 
 def _floating(x: Tensor) -> Any:
@@ -144,12 +166,9 @@ def _floating(x: Tensor) -> Any:
 
 
 def _floating_pair(input: Any, other: Any) -> tuple:
-    """``binary`` for ops whose result is always floating (true division, atan2)."""
-    a, b, dev, dt = binary(input, other)
-    if dt._cat < D._FLOAT:
-        dt = D.get_default_dtype()
-        a, b = a.astype(dt.np), b.astype(dt.np)
-    return a, b, dev, dt
+    """``binary`` for ops whose result is always floating (true division, atan2); a Python
+    number keeps its value (``uint8_tensor / -3`` divides by -3.0, see ``binary_float``)."""
+    return binary_float(input, other)
 
 
 def _const(arr: Any, like: Tensor) -> Tensor:
@@ -170,22 +189,24 @@ def _require_tensor(fn: str, name: str, pos: int, x: Any) -> None:
 
 def _quiet() -> Any:
     """Silence NumPy's divide/overflow/invalid warnings: torch returns inf/nan without a word."""
-    return np.errstate(all="ignore")
+    return quiet()
 
 
 # ------------------------------------------------------------------------ add / sub / mul / neg
-def _check_alpha(alpha: Any, dt: D.dtype) -> None:
+def _check_alpha(alpha: Any, dt: D.dtype) -> Any:
+    """``alpha`` converted to the result dtype (an overflow is an error, as in torch)."""
     if isinstance(alpha, float) and dt._cat < D._FLOAT:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
+    return checked_scalar(alpha, dt)
 
 
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other`` with broadcasting and torch's type promotion."""
     a, b, dev, dt = binary(input, other)
     if alpha != 1:
-        _check_alpha(alpha, dt)
-        b = b * alpha
+        alpha = _check_alpha(alpha, dt)
+        b = _apply(np.multiply, b, alpha)  # overflow: inf, silently
     res = wrap(_apply(np.add, a, b), dev)
     if needs_grad(input, other):
         record("AddBackward0", res, (input, other),
@@ -214,8 +235,8 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) ->
     _check_bool_sub(input, other)
     a, b, dev, dt = binary(input, other)
     if alpha != 1:
-        _check_alpha(alpha, dt)
-        b = b * alpha
+        alpha = _check_alpha(alpha, dt)
+        b = _apply(np.multiply, b, alpha)  # overflow: inf, silently
     res = wrap(_apply(np.subtract, a, b), dev)
     if needs_grad(input, other):
         record("SubBackward0", res, (input, other),
@@ -231,7 +252,7 @@ def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
         record("MulBackward0", res, (input, other),
                lambda g: (_grad_for(g * other, input) if _rg(input) else None,
                           _grad_for(g * input, other) if _rg(other) else None),
-               saved=_saved(input, other))
+               saved=_crossed(input, other))
     return _to_out(res, out)
 
 
@@ -262,14 +283,19 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None,
                    lambda g: (_zeros(g, _shape(input)) if _rg(input) else None,
                               _zeros(g, _shape(other)) if _rg(other) else None))
         return _to_out(res, out)
+    if not isinstance(input, Tensor) and isinstance(other, Tensor) and needs_grad(other):
+        # number / t is computed as torch does it, reciprocal(t) * number: what is saved for
+        # backward is then the reciprocal, not t (so changing t in place later is no error).
+        return _to_out(mul(reciprocal(other), input), out)
     a, b, dev, dt = _floating_pair(input, other)
     with _quiet():
         res = wrap(_apply(np.true_divide, a, b), dev)
     if needs_grad(input, other):
+        # d(a/b)/db = -a/b²: written with the inputs, so backward keeps no reference to ``res``
         record("DivBackward0", res, (input, other),
                lambda g: (_grad_for(g / other, input) if _rg(input) else None,
-                          _grad_for(-g * res / other, other) if _rg(other) else None),
-               saved=_saved(other, res))
+                          _grad_for(-g * input / (other * other), other) if _rg(other) else None),
+               saved=_saved(other, input if _rg(other) else None))
     return _to_out(res, out)
 
 
@@ -326,7 +352,7 @@ def _modulo(name: str, ufunc: Any, quotient_mode: str, input: Any, other: Any,
                lambda g: (_grad_for(g, input),
                           _grad_for(-g * div(input, other, rounding_mode=quotient_mode), other)
                           if _rg(other) else None),
-               saved=_saved(input, other))
+               saved=_saved(input, other) if _rg(other) else ())
     return _to_out(res, out)
 
 
@@ -351,13 +377,18 @@ def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:  # n
     if dt is D.bool:
         raise _not_implemented("pow", dt)
     if dt._cat == D._INT:
-        if not isinstance(exponent, Tensor) and exponent < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-        res = wrap(_int_pow(a, b, dev), dev)
+        if not isinstance(exponent, Tensor):
+            if exponent < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            b = checked_scalar(exponent, dt)  # torch: u8 ** 300 is an overflow error, no wrap
+        arr = _int_pow(a, b, dev)
     else:
         with _quiet():  # a Python exponent lets NumPy use its fast paths (x**2 -> x*x)
-            res = wrap(_apply(np.power, a, b) if isinstance(exponent, Tensor) else
-                       a ** (exponent if isinstance(exponent, (int, float)) else b), dev)
+            arr = _apply(np.power, a, b) if isinstance(exponent, Tensor) else \
+                a ** (exponent if isinstance(exponent, (int, float)) else b)
+    if not isinstance(input, Tensor):  # number ** tensor: torch's result is contiguous
+        arr = contiguous_result(arr)
+    res = wrap(arr, dev)
     if needs_grad(input, exponent):
         _record_pow(res, input, exponent)
     return _to_out(res, out)
@@ -390,20 +421,23 @@ def _record_pow(res: Tensor, base: Any, exponent: Any) -> None:
         zero_b = _const(exponent._data == 0, exponent)
         return g * exponent * base.pow(exponent - 1 + zero_b)
 
+    out = SavedOutput(res)  # the result, without a reference from this closure to ``res``
+
     def d_exponent(g: Tensor) -> Tensor:
         # a**b * log(a), defined as 0 where a == 0 and b >= 0: use log(1) there instead of log(0).
         base_arr = base._data if isinstance(base, Tensor) else base
-        flat = _const((base_arr == 0) & (exponent._data >= 0), res)
-        return g * res * (base + flat).log()
+        r = out()
+        flat = _const((base_arr == 0) & (exponent._data >= 0), r)
+        return g * r * (base + flat).log()
 
     if isinstance(base, Tensor):                               # t ** u
         record("PowBackward1", res, (base, exponent),
                lambda g: (_grad_for(d_base(g), base) if _rg(base) else None,
                           _grad_for(d_exponent(g), exponent) if _rg(exponent) else None),
-               saved=(base, exponent, res))
+               saved=(base, exponent, out) if _rg(exponent) else (base, exponent))
     else:                                                      # 2 ** t
         record("PowBackward2", res, (base, exponent),
-               lambda g: (None, _grad_for(d_exponent(g), exponent)), saved=(exponent, res))
+               lambda g: (None, _grad_for(d_exponent(g), exponent)), saved=(exponent, out))
 
 
 def float_power(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:
@@ -431,8 +465,12 @@ def _unary_float(name: str, compute: Callable, node: str, derivative: Callable,
         with _quiet():
             res = wrap(compute(_floating(input)), input._device)
         if needs_grad(input):
-            record(node, res, (input,), lambda g: (derivative(g, input, res),),
-                   saved=(res,) if uses_result else (input,))
+            if uses_result:  # the closure keeps the result's array, never ``res`` itself
+                y = SavedOutput(res)
+                record(node, res, (input,), lambda g: (derivative(g, None, y()),), saved=(y,))
+            else:
+                record(node, res, (input,), lambda g: (derivative(g, input, None),),
+                       saved=(input,))
         return _to_out(res, out)
 
     op.__name__ = op.__qualname__ = name
@@ -578,10 +616,11 @@ def hypot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
         raise _not_implemented("hypot_cpu", dt)
     res = wrap(_apply(np.hypot, a, b), dev)
     if needs_grad(input, other):
+        r = SavedOutput(res)
         record("HypotBackward0", res, (input, other),
-               lambda g: (_grad_for(g * input / res, input) if _rg(input) else None,
-                          _grad_for(g * other / res, other) if _rg(other) else None),
-               saved=(input, other, res))
+               lambda g: (_grad_for(g * input / r(), input) if _rg(input) else None,
+                          _grad_for(g * other / r(), other) if _rg(other) else None),
+               saved=(input, other, r))
     return _to_out(res, out)
 
 
@@ -641,8 +680,10 @@ def relu(input: Tensor) -> Tensor:
     x = input._data
     res = wrap(np.maximum(x, x.dtype.type(0)), input._device)
     if needs_grad(input):
-        record("ReluBackward0", res, (input,), lambda g: (g * _const(res._data > 0, g),),
-               saved=(res,))
+        r = SavedOutput(res)
+        record("ReluBackward0", res, (input,),
+               lambda g: (mask_grad("ThresholdBackwardBackward0", g, r.data > 0, r),),
+               saved=(r,))
     return res
 
 
@@ -719,8 +760,8 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *,  # noqa: A002
     operands = [input] + [b for b in (min, max) if b is not None]
     dt = D.result_type(*operands)
     x = input._data if input._data.dtype == dt.np else input._data.astype(dt.np)
-    lo = None if min is None else dt.np.type(min)
-    hi = None if max is None else dt.np.type(max)
+    lo = None if min is None else checked_scalar(min, dt)  # out of range: error, as in torch
+    hi = None if max is None else checked_scalar(max, dt)
     if lo is None:
         arr = np.minimum(x, hi)
     elif hi is None:
@@ -817,20 +858,30 @@ def lerp(input: Tensor, end: Tensor, weight: Any, *, out: Tensor | None = None) 
                            f"{_np_name(weight.dtype)}")
     dev = check_same_device(input, end, *([weight] if w_is_tensor else []))
     a, b = input._data, array_on(end, dev)
-    w = array_on(weight, dev).astype(a.dtype, copy=False) if w_is_tensor else a.dtype.type(weight)
+    w = array_on(weight, dev).astype(a.dtype, copy=False) if w_is_tensor else \
+        checked_scalar(weight, input.dtype)
+    shape = a.shape
+    for other in (b.shape, w.shape) if w_is_tensor else (b.shape,):  # torch's error: input first
+        if other != shape:
+            try:
+                shape = np.broadcast_shapes(shape, other)
+            except ValueError:
+                broadcast_error(shape, other)
     diff = _apply(np.subtract, b, a)
     if w_is_tensor:
         low = _apply(np.add, a, w * diff)
         arr = xp_for(dev).where(w < 0.5, low, b - diff * (1 - w))
     else:
         arr = a + w * diff if weight < 0.5 else b - diff * (1 - w)
-    res = wrap(arr, dev)
+    res = wrap(pointwise_layout(arr, a, b, w), dev)
     if needs_grad(input, end, weight):
+        # saved like torch: the weight for input's and end's gradients, both ends for weight's
         record("LerpBackward1" if w_is_tensor else "LerpBackward0", res, (input, end, weight),
                lambda g: (_grad_for(g * (1 - weight), input) if _rg(input) else None,
                           _grad_for(g * weight, end) if _rg(end) else None,
                           _grad_for(g * (end - input), weight) if _rg(weight) else None),
-               saved=_saved(input, end, weight))
+               saved=_saved(weight if _rg(input) or _rg(end) else None,
+                            *((input, end) if _rg(weight) else ())))
     return _to_out(res, out)
 
 
@@ -870,7 +921,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1,
 def _cast_value(value: Any, dt: D.dtype) -> Any:
     if isinstance(value, Tensor):
         value = value.item()
-    return int(value) if dt._cat <= D._INT else value
+    return checked_scalar(value, dt)
 
 
 # ------------------------------------------------------------------------ nan_to_num
@@ -957,6 +1008,7 @@ def _inplace_version(fn: Callable) -> Callable:
     This is what torch does for in-place ops whose derivative needs the original input.
     """
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        check_no_overlap(self)  # an expanded tensor: torch refuses to write into it
         if needs_grad(self, *args, *kwargs.values()):
             check_inplace(self)
             res = fn(_snapshot(self), *args, **kwargs)
@@ -968,6 +1020,7 @@ def _inplace_version(fn: Callable) -> Callable:
         self._bump()
         if res.grad_fn is not None:
             self.grad_fn, self._requires_grad = res.grad_fn, True
+            adopt_outputs(res.grad_fn, res, self)  # a saved result now lives in self
             if self._base is not None:
                 rebase_history(self)
         return self
@@ -980,6 +1033,7 @@ def _inplace_version(fn: Callable) -> Callable:
 def _ufunc_into(self: Tensor, ufunc: Any, a: Any, b: Any, dt: D.dtype) -> Tensor:
     """The fast path of an in-place op without autograd: the ufunc writes straight into self."""
     _check_out_dtype(dt, self.dtype)
+    token = FP_STATE.set(FP_IGNORE)
     try:
         ufunc(a, b, out=self._data)
     except ValueError:  # the broadcast shape is not self's shape (or there is none)
@@ -990,16 +1044,19 @@ def _ufunc_into(self: Tensor, ufunc: Any, a: Any, b: Any, dt: D.dtype) -> Tensor
             broadcast_error(sa, sb)
         _check_shape(self, shape)
         raise
+    finally:
+        FP_STATE.reset(token)
     self._bump()
     return self
 
 
 @tensor_method()
 def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    check_no_overlap(self)
     a, b, dev, dt = binary(self, other)
     if alpha != 1:
-        _check_alpha(alpha, dt)
-        b = b * alpha
+        alpha = _check_alpha(alpha, dt)
+        b = _apply(np.multiply, b, alpha)  # overflow: inf, silently
     if not needs_grad(self, other):
         return _ufunc_into(self, np.add, a, b, dt)
     res = _apply(np.add, a, b)
@@ -1009,11 +1066,12 @@ def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 
 @tensor_method()
 def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    check_no_overlap(self)
     _check_bool_sub(self, other)
     a, b, dev, dt = binary(self, other)
     if alpha != 1:
-        _check_alpha(alpha, dt)
-        b = b * alpha
+        alpha = _check_alpha(alpha, dt)
+        b = _apply(np.multiply, b, alpha)  # overflow: inf, silently
     if not needs_grad(self, other):
         return _ufunc_into(self, np.subtract, a, b, dt)
     res = _apply(np.subtract, a, b)
@@ -1023,15 +1081,20 @@ def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 
 @tensor_method()
 def mul_(self: Tensor, other: Any) -> Tensor:
+    check_no_overlap(self)
     a, b, dev, dt = binary(self, other)
     if not needs_grad(self, other):
         return _ufunc_into(self, np.multiply, a, b, dt)
-    old = self.detach().clone()
-    return inplace(self, _apply(np.multiply, a, b), "MulBackward0", (self, other),
-                   lambda g: (g * other, _grad_for(g * old, other) if _rg(other) else None))
+    if not _rg(other):  # self's old value is not needed: no copy
+        return inplace(self, _apply(np.multiply, a, b), "MulBackward0", (self, other),
+                       lambda g: (g * other, None), saved=_saved(other))
+    # other's gradient is self's old value: mul on a snapshot of self that carries its history
+    # (so that gradient stays differentiable), then self takes the result and the node.
+    return _mul_inplace(self, other)
 
 
 _float_power_inplace = _inplace_version(float_power)
+_mul_inplace = _inplace_version(mul)
 
 
 def _float_power_(self: Tensor, exponent: Any) -> Tensor:
@@ -1109,3 +1172,30 @@ Tensor.__neg__ = lambda self: neg(self)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: abs(self)
 Tensor.__invert__ = _invert
+
+
+# ------------------------------------------------------------------------ rsub, signbit
+def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``other - alpha * input``: subtraction with the operands swapped (``1 - x`` runs this)."""
+    res = sub(other, input, alpha=alpha)
+    if res.grad_fn is not None:
+        res.grad_fn._name = "RsubBackward0" if isinstance(other, Tensor) else "RsubBackward1"
+    return res
+
+
+Tensor.__rsub__ = lambda self, other: rsub(self, other)
+
+
+def signbit(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """True where the sign bit is set: negative numbers, and also -0.0 and negative NaNs."""
+    x = input._data
+    if x.dtype.kind == "c":
+        raise _not_implemented("signbit_cpu", input.dtype)
+    if x.dtype.kind in "bu":
+        arr = xp_for(input._device).zeros(x.shape, dtype=np.bool_)
+    else:
+        arr = np.signbit(x) if x.dtype.kind == "f" else x < 0
+    return _to_out(wrap(arr, input._device), out)
+
+
+tensor_method("signbit")(signbit)

@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype as D
-from .._creation import _place, zeros, zeros_like
+from .._creation import _place, like_layout, zeros, zeros_like
 from .._device import as_device, cuda_backend, device, xp_for
 from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.graph import needs_grad, record
 from ..random import Generator, default_generator
-from ._operands import size_args
+from ._operands import check_no_overlap, size_args, star_or_keyword
 from .pointwise import _cap, _to_out, inplace
 
 __all__ = ["rand", "randn", "randint", "randperm", "normal", "multinomial", "bernoulli", "poisson",
@@ -98,8 +98,9 @@ def _zero_grads(*inputs: Any) -> Callable[[Tensor], tuple]:
 # ------------------------------------------------------------------------ factories
 def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = None,
          dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False,
-         pin_memory: bool = False) -> Tensor:
+         pin_memory: bool = False, **kwargs: Any) -> Tensor:
     """Uniform samples on [0, 1) with the given shape."""
+    size = star_or_keyword(size, kwargs, "size", "rand")
     shape, dt, dev = _sizes(size, "rand"), _float_dtype(dtype), as_device(device)
     _require_float(dt, "check_uniform_bounds")
     res = _place(_draw(_rng(generator, dev), "uniform", shape, dt), dev, requires_grad)
@@ -108,8 +109,9 @@ def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = No
 
 def randn(*size: Any, generator: Generator | None = None, out: Tensor | None = None,
           dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False,
-          pin_memory: bool = False) -> Tensor:
+          pin_memory: bool = False, **kwargs: Any) -> Tensor:
     """Standard normal samples (mean 0, variance 1) with the given shape."""
+    size = star_or_keyword(size, kwargs, "size", "randn")
     shape, dt, dev = _sizes(size, "randn"), _float_dtype(dtype), as_device(device)
     _require_float(dt, "normal_kernel_cpu")
     res = _place(_draw(_rng(generator, dev), "normal", shape, dt), dev, requires_grad)
@@ -118,8 +120,16 @@ def randn(*size: Any, generator: Generator | None = None, out: Tensor | None = N
 
 def randint(*args: Any, size: Any = None, generator: Generator | None = None,
             out: Tensor | None = None, dtype: Any = None, layout: Any = None, device: Any = None,
-            requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """Integers drawn uniformly from [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+            requires_grad: bool = False, pin_memory: bool = False, **bounds: Any) -> Tensor:
+    """Integers drawn uniformly from [low, high): ``randint(high, size)`` or ``randint(low, high, size)``
+    (the bounds may be named too: ``randint(low=0, high=5, size=(3,))``)."""
+    for k in bounds:
+        if k not in ("low", "high"):
+            raise TypeError(f"randint() got an unexpected keyword argument '{k}'")
+    if "high" in bounds:
+        args = (*args, *(() if "low" not in bounds else (bounds["low"],)), bounds["high"])
+    elif "low" in bounds:
+        raise TypeError("randint() missing required argument 'high'")
     if size is None and args:
         *args, size = args
     if not 1 <= len(args) <= 2 or not isinstance(size, (tuple, list)) or \
@@ -310,17 +320,19 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
 def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None,
               layout: Any = None, device: Any = None, requires_grad: bool = False,
               memory_format: Any = None) -> Tensor:
-    """``rand`` with ``input``'s shape, dtype and device (unless overridden)."""
-    return rand(input.shape, generator=generator, dtype=dtype or input.dtype,
-                device=device or input.device, requires_grad=requires_grad)
+    """``rand`` with ``input``'s shape, dtype, device and memory layout (unless overridden)."""
+    return like_layout(rand(input.shape, generator=generator, dtype=dtype or input.dtype,
+                            device=device or input.device, requires_grad=requires_grad),
+                       input, memory_format)
 
 
 def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None,
                layout: Any = None, device: Any = None, requires_grad: bool = False,
                memory_format: Any = None) -> Tensor:
-    """``randn`` with ``input``'s shape, dtype and device (unless overridden)."""
-    return randn(input.shape, generator=generator, dtype=dtype or input.dtype,
-                 device=device or input.device, requires_grad=requires_grad)
+    """``randn`` with ``input``'s shape, dtype, device and memory layout (unless overridden)."""
+    return like_layout(randn(input.shape, generator=generator, dtype=dtype or input.dtype,
+                             device=device or input.device, requires_grad=requires_grad),
+                       input, memory_format)
 
 
 def randint_like(input: Tensor, low: int = 0, high: int | None = None, *,
@@ -330,14 +342,15 @@ def randint_like(input: Tensor, low: int = 0, high: int | None = None, *,
     """``randint`` with ``input``'s shape, dtype and device: ``(x, high)`` or ``(x, low, high)``."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), generator=generator,
-                   dtype=dtype or input.dtype, device=device or input.device,
-                   requires_grad=requires_grad)
+    return like_layout(randint(low, high, tuple(input.shape), generator=generator,
+                               dtype=dtype or input.dtype, device=device or input.device,
+                               requires_grad=requires_grad), input, memory_format)
 
 
 # ------------------------------------------------------------------------ in-place samplers
 def _fill(self: Tensor, values: np.ndarray, name: str) -> Tensor:
     """Write host ``values`` into ``self`` (any layout, any device) as an in-place op."""
+    check_no_overlap(self)
     values = _on(values.astype(self.dtype.np, copy=False), self._device)
     return inplace(self, values, name, (self,), lambda g: (zeros_like(g),))
 
@@ -356,6 +369,7 @@ _DIRECT = (np.dtype(np.float32), np.dtype(np.float64))
 def uniform_(self: Tensor, from_: float = 0, to: float = 1, *,
              generator: Generator | None = None) -> Tensor:
     """Fill with uniform samples on [from, to)."""
+    check_no_overlap(self)
     _require_float(self.dtype, "check_uniform_bounds")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
@@ -377,6 +391,7 @@ def uniform_(self: Tensor, from_: float = 0, to: float = 1, *,
 def normal_(self: Tensor, mean: float = 0, std: float = 1, *,
             generator: Generator | None = None) -> Tensor:
     """Fill with normal samples ``N(mean, std**2)``."""
+    check_no_overlap(self)
     _require_float(self.dtype, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
@@ -394,9 +409,20 @@ def normal_(self: Tensor, mean: float = 0, std: float = 1, *,
 
 
 @tensor_method()
-def random_(self: Tensor, *args: int | None, generator: Generator | None = None) -> Tensor:
+def random_(self: Tensor, *args: int | None, generator: Generator | None = None,
+            **bounds: int | None) -> Tensor:
     """Fill with integers: ``random_()`` over the dtype's exact-integer range, ``random_(to)``
-    from [0, to), ``random_(from, to)`` from [from, to) (``to=None``: up to that range's top)."""
+    from [0, to), ``random_(from, to)`` from [from, to) (``to=None``: up to that range's top).
+
+    Like torch, the bounds may be given by name: ``random_(to=5)``, ``random_(**{"from": 1})``.
+    """
+    unknown = set(bounds) - {"from", "to"}
+    if unknown:
+        raise TypeError(f"random_() got an unexpected keyword argument '{unknown.pop()}'")
+    if "from" in bounds or "to" in bounds:
+        if len(args) + len(bounds) > 2 or (len(args) == 1 and "from" in bounds):
+            raise TypeError("random_() got multiple values for argument 'from'")
+        args = (bounds.get("from", args[0] if args else 0), bounds.get("to"))
     low, high = (0, args[0]) if len(args) == 1 else (args + (0, None))[:2]
     if high is None:  # inclusive top: the largest integer the dtype represents exactly
         mantissa = {"float16": 11, "float32": 24, "float64": 53}
@@ -445,6 +471,7 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None
                                f"{self.ndim - 1}.  Target sizes: {list(self.shape)}.  Tensor "
                                f"sizes: {list(p.shape)}") from None
         u = _on(rng.random(self._data.shape), self._device)
+        check_no_overlap(self)
         return inplace(self, (u < probs).astype(self.dtype.np), "BernoulliBackward0", (self,),
                        lambda g: (zeros_like(g),))
     return _fill(self, rng.random(self._data.shape) < _check_p(p), "BernoulliBackward1")

@@ -20,8 +20,9 @@ from .. import _dtype as D
 from .. import return_types
 from .._device import xp_for
 from .._tensor import Tensor, tensor_method, wrap
-from ..autograd.graph import needs_grad, record
-from ._operands import wrap_dim, wrap_dims
+from ..autograd.grad_mode import STATE
+from ..autograd.graph import SavedOutput, needs_grad, record
+from ._operands import contiguous_result, preserve_layout, quiet, quietly, wrap_dim, wrap_dims
 from .pointwise import _cap
 
 __all__ = [
@@ -190,18 +191,37 @@ def _check_nonempty(name: str, input: Tensor, axes: tuple[int, ...] | None,
 
 
 # ============================================================================ sums and means
+@quietly  # an overflowing sum is inf, silently as in torch
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A001
     """Sum of all elements, or over ``dim``; bool and integer inputs sum to int64 like torch."""
     arr = input._data
     dt = _accumulating_dtype(input, dtype)
     axes = _axes(dim, arr.ndim)
-    res = wrap(arr.sum(axis=axes, dtype=dt.np, keepdims=keepdim), input._device)
+    res = wrap(contiguous_result(arr.sum(axis=axes, dtype=dt.np, keepdims=keepdim)), input._device)
     if needs_grad(input):
         shape, src_dt = tuple(arr.shape), input.dtype
         record("SumBackward0" if dim is None else "SumBackward1", res, (input,),
                lambda g: (_cast_back(_unreduce(g, axes, keepdim, len(shape)).expand(shape),
                                      src_dt),))
     return res
+
+
+@tensor_method()
+def sum_to_size(self: Tensor, *size: Any) -> Tensor:
+    """Sum ``self`` down to ``size``, a shape it can be broadcast from: the reverse of ``expand``.
+
+    Leading dimensions are summed away, dimensions of size 1 in ``size`` are summed and kept.
+    That is what the gradient of a broadcast input needs (``autograd.graph.sum_to``).
+    """
+    from ..autograd.graph import sum_to
+    from ._operands import size_args
+
+    shape = tuple(size_args(size))
+    have = tuple(self._data.shape)
+    lead = len(have) - len(shape)
+    if lead < 0 or builtins.any(n != 1 and n != have[lead + i] for i, n in enumerate(shape)):
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(have)}}}.")
+    return sum_to(self, shape)
 
 
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -212,7 +232,8 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     dt = _accumulating_dtype(input, dtype)
     axes = _axes(dim, arr.ndim)
     nan = np.isnan(arr)
-    res = wrap(np.where(nan, 0, arr).sum(axis=axes, dtype=dt.np, keepdims=keepdim), input._device)
+    res = wrap(contiguous_result(np.where(nan, 0, arr).sum(axis=axes, dtype=dt.np, keepdims=keepdim)),
+               input._device)
     if needs_grad(input):
         keep = wrap(~nan, input._device)
         src_dt, nd = input.dtype, arr.ndim
@@ -227,8 +248,8 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     arr = input._data if dtype is None else input._data.astype(dt.np, copy=False)
     axes = _axes(dim, arr.ndim)
     n = _count(arr.shape, axes)
-    with np.errstate(invalid="ignore"):  # the mean of nothing is nan, as in torch
-        res = wrap(arr.sum(axis=axes, keepdims=keepdim) / n, input._device)
+    with quiet():  # the mean of nothing is nan, an overflowing one inf: silently, as in torch
+        res = wrap(contiguous_result(arr.sum(axis=axes, keepdims=keepdim) / n), input._device)
     if needs_grad(input):
         shape, src_dt = tuple(arr.shape), input.dtype
         record("MeanBackward0" if dim is None else "MeanBackward1", res, (input,),
@@ -273,15 +294,15 @@ def _moments(name: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
     axes = _axes(dim, arr.ndim)
     n = _count(arr.shape, axes)
     dof = builtins.max(0, n - c)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with quiet():  # no warning for 0/0 or overflow: torch answers nan / inf silently
         m = arr.sum(axis=axes, keepdims=True)
         m /= n
         dev = arr - m
         np.multiply(dev, dev, out=dev)  # in place: one temporary array, like np.var
         var = dev.sum(axis=axes, keepdims=keepdim) / dof
-    v = wrap(var, input._device)
-    mean_ = wrap(m if keepdim or arr.ndim == 0 else
-                 m.reshape(var.shape), input._device)
+    v = wrap(contiguous_result(var), input._device)
+    mean_ = wrap(contiguous_result(m if keepdim or arr.ndim == 0 else m.reshape(var.shape)),
+                 input._device)
     if needs_grad(input):
         nd = arr.ndim
 
@@ -305,8 +326,9 @@ def _sqrt(v: Tensor) -> Tensor:
     res = wrap(np.sqrt(v._data), v._device)
     if needs_grad(v):
         zero = wrap((res._data == 0).astype(res._data.dtype), res._device)
+        out = SavedOutput(res)
         record("StdBackward0", res, (v,),
-               lambda g: (g * 0.5 / (res + zero) * (1 - zero),))
+               lambda g: (g * 0.5 / (out() + zero) * (1 - zero),), saved=(out,))
     return res
 
 
@@ -336,15 +358,16 @@ def _extreme(input: Tensor, axes: tuple[int, ...] | None, keepdim: bool, largest
     arr = input._data
     res_arr = arr.max(axis=axes, keepdims=keepdim) if largest else \
         arr.min(axis=axes, keepdims=keepdim)
-    res = wrap(res_arr, input._device)
+    res = wrap(contiguous_result(res_arr), input._device)
     if needs_grad(input):
         nd = arr.ndim
+        out = SavedOutput(res)
 
         def backward(g: Tensor) -> tuple:
-            weights = _tie_weights(input._data, _keep(res._data, axes, keepdim, nd), axes)
+            weights = _tie_weights(input._data, _keep(out.data, axes, keepdim, nd), axes)
             return (_unreduce(g, axes, keepdim, nd) * wrap(weights, input._device),)
 
-        record(grad_name, res, (input,), backward, saved=(input,))
+        record(grad_name, res, (input,), backward, saved=(input, out))
     return res
 
 
@@ -426,16 +449,30 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
 
 
 # ============================================================================ products, scans
-def _product_of_others(arr: Any, d: int, xp: Any) -> Any:
+def _product_of_others(x: Tensor, d: int) -> Tensor:
     """``prod(x[j] for j != i)`` at each position ``i`` along ``d``, without dividing by ``x[i]``
-    (so zeros are fine): the product of everything before ``i`` times everything after it."""
-    x = xp.moveaxis(arr, d, 0)
-    before, after = xp.ones_like(x), xp.ones_like(x)
-    before[1:] = x[:-1].cumprod(axis=0)
-    after[:-1] = x[:0:-1].cumprod(axis=0)[::-1]
-    return xp.moveaxis(before * after, 0, d)
+    (so zeros are fine): the product of everything before ``i`` times everything after it.
+
+    Written with differentiable ops (exclusive cumulative products from both ends), so the
+    gradient of ``prod`` can be differentiated again even where the input has zeros.
+    """
+    from .shape import cat
+
+    n = x.shape[d]
+    one = _ones_slice(x, d)
+    before = cat([one, x.narrow(d, 0, n - 1)], d).cumprod(d)
+    after = cat([one, x.narrow(d, 1, n - 1).flip((d,))], d).cumprod(d).flip((d,))
+    return before * after
 
 
+def _ones_slice(x: Tensor, d: int) -> Tensor:
+    """Ones shaped like one slice of ``x`` along ``d`` (a constant)."""
+    shape = list(x._data.shape)
+    shape[d] = 1
+    return wrap(xp_for(x._device).ones(shape, dtype=x._data.dtype), x._device)
+
+
+@quietly
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: Any = None) -> Tensor:
     """Product of all elements, or along one ``dim``; integers multiply in int64."""
@@ -444,23 +481,24 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
     arr = input._data
     dt = _accumulating_dtype(input, dtype)
     axes = _axes(dim, arr.ndim)
-    res = wrap(arr.prod(axis=axes, dtype=dt.np, keepdims=keepdim), input._device)
+    res = wrap(contiguous_result(arr.prod(axis=axes, dtype=dt.np, keepdims=keepdim)), input._device)
     if needs_grad(input):
         nd, src_dt = arr.ndim, input.dtype
+        out = SavedOutput(res)
 
         def backward(g: Tensor) -> tuple:
             g = _cast_back(_unreduce(g, axes, keepdim, nd), src_dt)
-            x = input._data
-            if (x != 0).all():  # d(prod)/dx_i = prod / x_i
-                return (g * _cast_back(_unreduce(res, axes, keepdim, nd), src_dt) / input,)
+            if (input._data != 0).all():  # d(prod)/dx_i = prod / x_i
+                return (g * _cast_back(_unreduce(out(), axes, keepdim, nd), src_dt) / input,)
+            if nd == 0:
+                return (g,)
             # With zeros we cannot divide: use the product of all the *other* elements.
-            flat = x.reshape(-1) if axes is None else x
-            others = _product_of_others(flat, 0 if axes is None else axes[0],
-                                        xp_for(input._device))
-            return (g * wrap(others.reshape(x.shape), input._device),)
+            if axes is None:
+                return (g * _product_of_others(input.reshape(-1), 0).reshape(input.shape),)
+            return (g * _product_of_others(input, axes[0]),)
 
         record("ProdBackward0" if dim is None else "ProdBackward1", res, (input,), backward,
-               saved=(input,))
+               saved=(input, out))
     return res
 
 
@@ -469,11 +507,13 @@ def _reverse_cumsum(g: Tensor, d: int) -> Tensor:
     return g.sum(d, keepdim=True) - cumsum(g, d) + g
 
 
+@quietly
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sum along ``dim``; integers accumulate in int64."""
     arr, d = _along(input, dim)
     dt = _accumulating_dtype(input, dtype)
-    res = wrap(arr.cumsum(axis=d, dtype=dt.np).reshape(input._data.shape), input._device)
+    res = wrap(contiguous_result(arr.cumsum(axis=d, dtype=dt.np).reshape(input._data.shape)),
+               input._device)
     if needs_grad(input):
         src_dt, nd = input.dtype, input._data.ndim
         record("CumsumBackward0", res, (input,),
@@ -481,16 +521,19 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     return res
 
 
+@quietly
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running product along ``dim``; integers accumulate in int64."""
     arr, d = _along(input, dim)
     dt = _accumulating_dtype(input, dtype)
-    res = wrap(arr.cumprod(axis=d, dtype=dt.np).reshape(input._data.shape), input._device)
+    res = wrap(contiguous_result(arr.cumprod(axis=d, dtype=dt.np).reshape(input._data.shape)),
+               input._device)
     if needs_grad(input):
         src_dt, nd = input.dtype, input._data.ndim
+        out = SavedOutput(res)
         record("CumprodBackward0", res, (input,),
-               lambda g: (_cast_back(_cumprod_backward(input, _cast_back(res, src_dt), g, d)
-                                     if nd else g, src_dt),), saved=(input,))
+               lambda g: (_cast_back(_cumprod_backward(input, _cast_back(out(), src_dt), g, d)
+                                     if nd else g, src_dt),), saved=(input, out))
     return res
 
 
@@ -505,6 +548,8 @@ def _cumprod_backward(input: Tensor, res: Tensor, g: Tensor, d: int) -> Tensor:
     zero = x == 0
     if not zero.any():
         return _reverse_cumsum(g * res, d) / input
+    if STATE.enabled:  # create_graph: a formula that stays differentiable with zeros
+        return _cumprod_backward_scan(input, g, d)
     seen = zero.cumsum(axis=d)
     before = seen == 0
     first = zero & (seen == 1)
@@ -513,6 +558,23 @@ def _cumprod_backward(input: Tensor, res: Tensor, g: Tensor, d: int) -> Tensor:
     dev = input._device
     return (_reverse_cumsum(g * res, d) * wrap(inv.astype(x.dtype), dev)
             + _reverse_cumsum(g * wrap(p, dev), d) * wrap(first.astype(x.dtype), dev))
+
+
+def _cumprod_backward_scan(input: Tensor, g: Tensor, d: int) -> Tensor:
+    """The gradient of cumprod with differentiable ops only (used under ``create_graph``).
+
+    ``grad[i] = E[i] * S[i]`` where ``E[i] = x[0] ... x[i-1]`` (an exclusive cumprod) and
+    ``S[i] = g[i] + x[i+1] * S[i+1]`` (the sum over k >= i of g[k] times x[i+1] ... x[k]): no
+    division anywhere, so zeros are fine. One small op per position along ``d``.
+    """
+    from .shape import cat
+
+    n = input.shape[d]
+    before = cat([_ones_slice(input, d), input.narrow(d, 0, n - 1)], d).cumprod(d)
+    s = [g.narrow(d, n - 1, 1)]
+    for i in range(n - 2, -1, -1):
+        s.append(g.narrow(d, i, 1) + input.narrow(d, i + 1, 1) * s[-1])
+    return before * cat(s[::-1], d)
 
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
@@ -524,14 +586,17 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     # Any finite shift m gives the same result; the max keeps exp() from overflowing.
     m = arr.max(axis=axes, keepdims=True) if arr.size else xp.zeros((), arr.dtype)
     m = xp.where(np.isfinite(m), m, 0)  # an infinite max would give inf - inf = nan
-    with np.errstate(divide="ignore"):
+    with quiet():
         out = np.log(np.exp(arr - m).sum(axis=axes, keepdims=True)) + m
-    res = wrap(out if keepdim or arr.ndim == 0 else out.squeeze(axes), input._device)
+    res = wrap(contiguous_result(out if keepdim or arr.ndim == 0 else out.squeeze(axes)),
+               input._device)
     if needs_grad(input):
         nd = arr.ndim
+        out = SavedOutput(res)
         record("LogsumexpBackward0", res, (input,),
                lambda g: (_unreduce(g, axes, keepdim, nd)
-                          * (input - _unreduce(res, axes, keepdim, nd)).exp(),))
+                          * (input - _unreduce(out(), axes, keepdim, nd)).exp(),),
+               saved=(input, out))
     return res
 
 
@@ -543,23 +608,47 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     ``p`` may be any number, ``inf``/``-inf`` (largest/smallest ``|x|``), 0 (count of non-zeros)
     or ``'fro'`` (= 2).
     """
-    if p == "nuc":
-        raise NotImplementedError("norm(p='nuc') (the nuclear norm) is not implemented in mytorch")
+    if isinstance(p, str) and (p != "fro" or (isinstance(dim, (tuple, list)) and len(dim) > 2)):
+        # the nuclear norm (and any other named order) is a matrix norm, as in torch.norm
+        from ..linalg import matrix_norm
+
+        dims = tuple(range(input.ndim)) if dim is None else \
+            (dim,) if isinstance(dim, (builtins.int, np.integer)) else tuple(dim)
+        return matrix_norm(input, p, dims, keepdim, dtype=dtype)
     if p == "fro" or p is None:
         p = 2
     _require_float("linalg.vector_norm", input)
     x = input if dtype is None else input.to(D.to_dtype(dtype))
     arr = x._data
     axes = _axes(dim, arr.ndim)
-    res = wrap(_vector_norm(arr, p, axes, keepdim), x._device)
+    if p in (_INF, -_INF):  # max/min of nothing: torch refuses
+        _check_inf_norm(arr.shape, axes, p)
+    res = wrap(contiguous_result(_vector_norm(arr, p, axes, keepdim)), x._device)
     if needs_grad(x):
         nd = arr.ndim
-        record("NormBackward1" if dim is not None else "NormBackward0", res, (x,),
-               lambda g: (_norm_backward(x, res, p, _unreduce(g, axes, keepdim, nd), axes,
-                                         keepdim),), saved=(x,))
+        out = SavedOutput(res)
+        record("LinalgVectorNormBackward0", res, (x,),
+               lambda g: (_norm_backward(x, out(), p, _unreduce(g, axes, keepdim, nd), axes,
+                                         keepdim),), saved=(x, out))
     return res
 
 
+def _check_inf_norm(shape: tuple, axes: tuple[int, ...] | None, p: float) -> None:
+    """The inf-norm of an empty tensor (or over an empty dim) has no value: RuntimeError."""
+    name = "inf" if p > 0 else "-inf"
+    if axes is None:
+        if 0 in shape:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on an empty "
+                               "tensor because the operation does not have an identity")
+        return
+    for d in axes:
+        if shape[d] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on the "
+                               f"dimension {d}because this dimension is empty and the operation "
+                               "does not have an identity")
+
+
+@quietly
 def _vector_norm(arr: Any, p: float, axes: tuple[int, ...] | None, keepdim: bool) -> Any:
     if p == 2:
         if axes is None and not keepdim:  # a dot product: one fast BLAS call
@@ -614,8 +703,10 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
     mytorch always sorts stably (equal elements keep their order), which ``stable=False`` allows.
     """
     arr, d = _along(input, dim)
-    return _select("SortBackward0", input, _argsort(arr, d, descending), d, False,
-                   return_types.sort)
+    idx = _argsort(arr, d, descending)
+    if arr.ndim > 1:  # like torch, the results are laid out like the input (empty_like)
+        idx = preserve_layout(idx, input)
+    return _select("SortBackward0", input, idx, d, False, return_types.sort)
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
@@ -655,9 +746,10 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
             return wrap(xp_for(input._device).full((), math.nan, dtype=flat.dtype), input._device)
         res = median(wrap(flat, input._device), 0).values  # a fresh tensor: nothing recorded
         if needs_grad(input):  # ties share the gradient evenly, as for max()
+            out = SavedOutput(res)
             record("MedianBackward0", res, (input,),
-                   lambda g: (g * wrap(_tie_weights(input._data, res._data, None),
-                                       input._device),), saved=(input,))
+                   lambda g: (g * wrap(_tie_weights(input._data, out.data, None),
+                                       input._device),), saved=(input, out))
         return res
     arr, d = _along(input, dim)
     idx = _argsort(arr, d, False).take([(arr.shape[d] - 1) // 2], axis=d)
@@ -670,11 +762,16 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
 # ============================================================================ unique and counting
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
            return_counts: bool = False, dim: int | None = None) -> Any:
-    """The distinct values (sorted); optionally where each input came from and how often."""
+    """The distinct values (sorted); optionally where each input came from and how often.
+
+    As in torch, NaN never equals NaN: every NaN is a distinct value (``[1, nan, nan]`` stays
+    ``[1, nan, nan]``; NumPy would merge them), and so is every slice (``dim``) that holds one.
+    """
     xp = xp_for(input._device)
     arr = input._data
     axis = None if dim is None else wrap_dim(dim, arr.ndim)
-    vals, inverse, counts = xp.unique(arr, return_inverse=True, return_counts=True, axis=axis)
+    vals, inverse, counts = xp.unique(arr, return_inverse=True, return_counts=True, axis=axis,
+                                      equal_nan=False)
     inverse = inverse.reshape(arr.shape if axis is None else (arr.shape[axis],))
     return _pack(input, vals, inverse, counts, return_inverse, return_counts)
 
@@ -724,7 +821,8 @@ def _logical(name: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
     axes = _axes(dim, arr.ndim)
     res = arr.any(axis=axes, keepdims=keepdim) if name == "any" else \
         arr.all(axis=axes, keepdims=keepdim)
-    return wrap(res.astype(np.uint8) if arr.dtype == np.uint8 else res, input._device)
+    return wrap(contiguous_result(res.astype(np.uint8) if arr.dtype == np.uint8 else res),
+                input._device)
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
@@ -743,3 +841,114 @@ for _fn in (sum, nansum, mean, nanmean, var, std, max, min, amax, amin, aminmax,
             unique, unique_consecutive, count_nonzero, any, all):
     tensor_method(_fn.__name__)(_fn)
 del _fn
+
+
+# ============================================================================ in-place scans
+def _scan_inplace(fn: Any) -> Any:
+    """``cumsum_``/``cumprod_``: the scan in self's own dtype, written into self."""
+    from .pointwise import _inplace_version
+
+    def scan(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+        if dtype is not None and D.to_dtype(dtype) is not input.dtype:
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {_c_type(input.dtype)} and "
+                               f"output tensor dtype {_c_type(D.to_dtype(dtype))} should match")
+        return fn(input, dim, dtype=input.dtype)
+
+    scan.__name__ = scan.__qualname__ = fn.__name__
+    return _inplace_version(scan)
+
+
+def _c_type(dt: D.dtype) -> str:
+    from .._tensor import _c_name
+
+    return _c_name(dt)
+
+
+tensor_method("cumsum_")(_scan_inplace(cumsum))
+tensor_method("cumprod_")(_scan_inplace(cumprod))
+
+
+# ============================================================================ running extremes
+def _cum_extreme(name: str, input: Tensor, dim: int) -> Any:
+    """``cummax``/``cummin``: the running max (min) along ``dim`` and where it was last seen.
+
+    As in torch, an equal value takes over the index (``[1, 3, 3]`` gives indices ``[0, 1, 2]``)
+    and NaN, once met, stays the answer (each new NaN takes over the index).
+    """
+    arr, d = _along(input, dim)
+    xp = xp_for(input._device)
+    if arr.dtype.kind == "c":
+        raise _not_implemented_for(name, input.dtype)
+    acc = (np.maximum if name == "cummax" else np.minimum).accumulate(arr, axis=d) \
+        if arr.size else arr.copy()
+    hit = arr == acc
+    if arr.dtype.kind == "f":
+        hit |= np.isnan(arr) & np.isnan(acc)
+    pos = xp.arange(arr.shape[d]).reshape((-1,) + (1,) * (arr.ndim - d - 1)) if arr.ndim else \
+        xp.zeros(1, dtype=np.int64)
+    idx = np.maximum.accumulate(xp.where(hit, pos, 0), axis=d) if arr.size else \
+        xp.zeros(arr.shape, dtype=np.int64)
+    shape = input._data.shape
+    values = wrap(contiguous_result(acc.reshape(shape)), input._device)
+    indices = wrap(contiguous_result(idx.astype(np.int64, copy=False).reshape(shape)),
+                   input._device)
+    if needs_grad(input):
+        index = indices
+
+        def backward(g: Tensor) -> tuple:  # each output's gradient goes to the element it copied
+            if not g.ndim:
+                return (g,)
+            return (g.new_zeros(g.shape).scatter_add(d, index, g),)
+
+        record("CummaxBackward0" if name == "cummax" else "CumminBackward0", values, (input,),
+               backward, saved=(indices,))
+    return getattr(return_types, name)(values, indices)
+
+
+def _not_implemented_for(name: str, dt: D.dtype) -> NotImplementedError:
+    return NotImplementedError(f'"{name}_cpu" not implemented for \'{_cap(dt)}\'')
+
+
+def cummax(input: Tensor, dim: int) -> Any:
+    """Running maximum along ``dim``: ``(values, indices)``; the gradient goes to the index."""
+    return _cum_extreme("cummax", input, dim)
+
+
+def cummin(input: Tensor, dim: int) -> Any:
+    """Running minimum along ``dim``: ``(values, indices)``; the gradient goes to the index."""
+    return _cum_extreme("cummin", input, dim)
+
+
+# ============================================================================ counting
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """How often each value 0, 1, 2, ... occurs in a 1-D tensor of non-negative integers.
+
+    With ``weights``, each occurrence adds its weight instead of 1 (float32 weights give a
+    float32 result, any other weights float64, as in torch). At least ``minlength`` bins.
+    """
+    if input.dtype._cat != D._INT:
+        raise NotImplementedError(f'"bincount_cpu" not implemented for \'{_cap(input.dtype)}\'')
+    arr = input._host()
+    if arr.ndim != 1 or (arr.size and arr.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    w = None
+    if weights is not None:
+        if weights._data.ndim != 1 or weights._data.shape[0] != arr.shape[0]:
+            raise RuntimeError("weights should be 1-d and have the same length as input")
+        w = weights._host().astype(np.float32 if weights.dtype is D.float32 else np.float64)
+    counts = np.bincount(arr.astype(np.int64), weights=w, minlength=minlength)
+    if w is None:
+        counts = counts.astype(np.int64, copy=False)
+    else:
+        counts = counts.astype(w.dtype, copy=False)
+    from .._creation import _place
+
+    return _place(counts, input._device)
+
+
+tensor_method("cummax")(cummax)
+tensor_method("cummin")(cummin)
+tensor_method("bincount")(bincount)
+__all__ += ["cummax", "cummin", "bincount"]

@@ -27,11 +27,12 @@ import numpy as np
 from .. import _dtype as D
 from .._device import xp_for
 from .._layout import channels_last, contiguous_format, preserve_format
-from .._storage import extent, resized, restride, strided_view
+from .._storage import extent, moved, resized, restride, storage_root, strided_view
 from .._storage import storage_offset as _storage_offset
 from .._tensor import Size, Tensor, make_view, tensor_method, wrap
 from ..autograd.graph import needs_grad, record, sum_to
-from ._operands import check_same_device, scalar_array, size_args, wrap_dim
+from ._operands import check_no_overlap, check_same_device, checked_scalar, preserve_strides, \
+    scalar_array, size_args, star_or_keyword, warn_once, wrap_dim
 
 __all__ = [
     "reshape", "flatten", "unflatten", "ravel", "clone",
@@ -194,11 +195,13 @@ def _as_shape(input: Tensor, shape: tuple, stride: tuple) -> Any:
 
 
 @tensor_method()
-def view(self: Tensor, *shape: Any) -> Tensor:
+def view(self: Tensor, *shape: Any, **kwargs: Any) -> Tensor:
     """Same memory seen with a new shape (or, ``view(dtype)``, its bytes read as another dtype).
 
     Raises RuntimeError when the strides make that impossible without a copy (use ``reshape``).
     """
+    if kwargs:
+        shape = star_or_keyword(shape, kwargs, "dtype" if "dtype" in kwargs else "size", "view")
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         return _view_dtype(self, shape[0])
     arr = self._data
@@ -255,8 +258,9 @@ def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
 
 
 @tensor_method("reshape")
-def _reshape_method(self: Tensor, *shape: Any) -> Tensor:
-    return reshape(self, _sizes(shape))
+def _reshape_method(self: Tensor, *shape: Any, **kwargs: Any) -> Tensor:
+    """Same data, new shape (``x.reshape(2, 3)``, ``x.reshape((2, 3))``, ``x.reshape(shape=...)``)."""
+    return reshape(self, _sizes(star_or_keyword(shape, kwargs, "shape", "reshape")))
 
 
 @tensor_method()
@@ -309,16 +313,6 @@ tensor_method("ravel")(ravel)
 
 
 # ============================================================================ memory layout
-def _is_dense(shape: Sequence[int], stride: Sequence[int]) -> bool:
-    """Non-overlapping and dense: some permutation of the dims is contiguous."""
-    expected = 1
-    for st, n in sorted((st, n) for n, st in zip(shape, stride, strict=False) if n != 1):
-        if st != expected:
-            return False
-        expected *= n
-    return True
-
-
 def _looks_channels_last(shape: Sequence[int], stride: Sequence[int]) -> bool:
     """torch's ``is_channels_last_strides_2d``: strides ordered C < W < H < N."""
     if len(shape) != 4 or stride[1] == 0:
@@ -337,15 +331,10 @@ def _byte_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
 
 def _empty_preserving(t: Tensor) -> Any:
     """New memory laid out like ``t`` (torch's ``preserve_format``): a dense tensor keeps its exact
-    strides (a transposed tensor stays transposed); others become channels_last or contiguous."""
-    arr, stride = t._data, t.stride()
-    xp = xp_for(t._device)
-    if _is_dense(arr.shape, stride) and arr.size:
-        return restride(xp.empty(arr.size, arr.dtype), arr.shape, stride)
-    if _looks_channels_last(arr.shape, stride):
-        n, c, h, w = arr.shape
-        return xp.empty((n, h, w, c), arr.dtype).transpose(0, 3, 1, 2)
-    return xp.empty(arr.shape, arr.dtype)
+    strides (a transposed tensor stays transposed); others get dense strides in the same order
+    (``_operands.preserve_strides``)."""
+    arr = t._data
+    return restride(xp_for(t._device).empty(arr.size, arr.dtype), arr.shape, preserve_strides(t))
 
 
 def _channels_last_copy(arr: Any) -> Any:
@@ -436,12 +425,12 @@ def _expand_geometry(t: Tensor, sizes: tuple) -> tuple[tuple, tuple]:
 
 
 @tensor_method()
-def expand(self: Tensor, *sizes: Any) -> Tensor:
+def expand(self: Tensor, *sizes: Any, **kwargs: Any) -> Tensor:
     """A view that repeats size-1 dimensions without copying: their stride becomes 0.
 
     -1 keeps a dimension's size; new leading dimensions may be added.
     """
-    sizes = _sizes(sizes)
+    sizes = _sizes(star_or_keyword(sizes, kwargs, "size", "expand"))
     shape, stride = _expand_geometry(self, sizes)
     arr = self._data
     out = arr if shape == arr.shape and stride == self.stride() else restride(arr, shape, stride)
@@ -509,9 +498,9 @@ def _infer_size_pair(a: tuple, b: tuple) -> tuple:
 
 # ============================================================================ repeating (copies)
 @tensor_method()
-def repeat(self: Tensor, *sizes: Any) -> Tensor:
+def repeat(self: Tensor, *sizes: Any, **kwargs: Any) -> Tensor:
     """Tile the tensor ``sizes[i]`` times along each dim (new memory, unlike ``expand``)."""
-    reps = _sizes(sizes)
+    reps = _sizes(star_or_keyword(sizes, kwargs, "repeats", "repeat"))
     arr = self._data
     if len(reps) < arr.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
@@ -615,8 +604,9 @@ def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
 
 
 @tensor_method("permute")
-def _permute_method(self: Tensor, *dims: Any) -> Tensor:
-    return permute(self, _dims_arg(dims))
+def _permute_method(self: Tensor, *dims: Any, **kwargs: Any) -> Tensor:
+    """``x.permute(1, 0)``, ``x.permute((1, 0))`` or ``x.permute(dims=(1, 0))``."""
+    return permute(self, _dims_arg(star_or_keyword(dims, kwargs, "dims", "permute")))
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -650,8 +640,15 @@ def _mT(self: Tensor) -> Tensor:
 
 
 def _T(self: Tensor) -> Tensor:
+    """``x.T``: the dims reversed (a permute, as in torch); deprecated unless ``x`` is 2-D."""
     nd = self._data.ndim
-    return t(self) if nd <= 2 else permute(self, tuple(range(nd - 1, -1, -1)))
+    if nd != 2:  # once per process, as torch warns
+        warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
+                  "is deprecated and it will throw an error in a future release. Consider `x.mT` "
+                  "to transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, "
+                  "-1))` to reverse the dimensions of a tensor." if nd else "Tensor.T is "
+                  "deprecated on 0-D tensors. This function is the identity in these cases.")
+    return permute(self, tuple(range(nd - 1, -1, -1)))
 
 
 def adjoint(input: Tensor) -> Tensor:
@@ -1172,8 +1169,9 @@ def flip(input: Tensor, dims: Sequence[int]) -> Tensor:
 
 
 @tensor_method("flip")
-def _flip_method(self: Tensor, *dims: Any) -> Tensor:
-    return flip(self, tuple(_dims_arg(dims)))
+def _flip_method(self: Tensor, *dims: Any, **kwargs: Any) -> Tensor:
+    """``x.flip(0)``, ``x.flip((0, 1))`` or ``x.flip(dims=(0,))``."""
+    return flip(self, tuple(_dims_arg(star_or_keyword(dims, kwargs, "dims", "flip"))))
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -1385,9 +1383,11 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     """Give the tensor a new shape *in place*, keeping its storage and storage offset.
 
     The elements are the first ones of the storage in row-major order, not a reshape of the old
-    values. Pitfall (陷阱): when the storage is too small a new, bigger one is allocated and the old
-    bytes copied; views taken before ``resize_`` keep the *old* memory, so they no longer see
-    writes to this tensor (in torch they follow the storage). Don't mix ``resize_`` with views.
+    values. When the storage is too small it grows (new memory, the old bytes copied over) and,
+    as in torch, the tensors that share it (its base and its views) move to the grown storage.
+    (NumPy arrays cannot grow in place: mytorch finds those tensors through the version counter
+    they share, which knows the views made while grad mode was on.) A storage borrowed from
+    NumPy (``from_numpy``) cannot grow: RuntimeError, as in torch.
     """
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
@@ -1399,7 +1399,14 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
         stride = (h * w * c, 1, w * c, c)
     else:
         stride = _contiguous_strides(shape)
+    old = storage_root(self._data)
     self._data = resized(self._data, shape, stride)
+    new = storage_root(self._data)
+    if new is not old:  # the storage grew: everything on it follows
+        views = self._vc.views or ()
+        for t in (self._base, *(r() for r in views)):
+            if t is not None and t is not self:
+                t._data = moved(t._data, old, new)
     return self
 
 
@@ -1417,6 +1424,7 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not "
                         f"{type(src).__name__}")
+    check_no_overlap(self)  # an expanded tensor: torch refuses to write into it
     shape = self._data.shape
     if _infer_size_pair(shape, src._data.shape) != shape:
         raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
@@ -1446,25 +1454,11 @@ def fill_(input: Tensor, value: Any) -> Tensor:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value._data.ndim} dimensions.")
         inputs = (input, value)
-        value = value.item()
-    _check_fits(value, input.dtype)
-    v = scalar_array(value, input.dtype)
+        v = scalar_array(value.item(), input.dtype)  # a tensor value is cast (and may wrap)
+    else:
+        v = checked_scalar(value, input.dtype)  # a number must fit: fill_(300) on uint8 raises
     return inplace(input, _full_array(input, v), "FillBackward0", inputs,
                    lambda g: (_zeros_like(g), g.sum()) if len(inputs) == 2 else (_zeros_like(g),))
-
-
-_C_TYPE = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
-           "uint8": "uint8_t", "float16": "c10::Half"}
-
-
-def _check_fits(value: Any, dt: D.dtype) -> None:
-    """torch refuses to fill with a number the dtype cannot hold (no silent wrap-around)."""
-    if dt.name not in _C_TYPE or isinstance(value, (bool, complex)):
-        return
-    info = np.iinfo(dt.np) if dt._cat == D._INT else np.finfo(dt.np)
-    if value == value and abs(value) != float("inf") and not info.min <= value <= info.max:
-        raise RuntimeError(f"value cannot be converted to type {_C_TYPE[dt.name]} without "
-                           "overflow")
 
 
 def zero_(input: Tensor) -> Tensor:
@@ -1483,3 +1477,44 @@ def _full_array(t: Tensor, v: Any) -> Any:
 
 tensor_method("fill_")(fill_)
 tensor_method("zero_")(zero_)
+
+
+# ============================================================================ in-place view ops
+def _inplace_view(fn: Callable, node: Callable[..., str], name: str) -> Callable:
+    """``Tensor.t_``-style methods: ``self`` itself takes the geometry (shape, strides) of the view
+    ``fn(self, ...)`` would return, and that view's autograd history, as in torch.
+
+    Only the metadata changes: no element moves, and other views of the same memory are
+    untouched. ``node(*args)`` names the recorded backward node (torch's in-place variants).
+    """
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if needs_grad(self) and self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        view = fn(self, *args, **kwargs)
+        self._data = view._data
+        self._bump()
+        if view.grad_fn is not None:
+            view.grad_fn._name = node(*args, **kwargs)
+            self.grad_fn = view.grad_fn
+        return self
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place version of :meth:`Tensor.{name[:-1]}` (changes shape and strides)."
+    return method
+
+
+def _squeeze_node(dim: Any = None) -> str:
+    return "SqueezeBackward3" if dim is None else (
+        "SqueezeBackward4" if isinstance(dim, _int) else "SqueezeBackward5")
+
+
+for _name, _fn, _node in (
+        ("t_", t, lambda: "TBackward1"),
+        ("transpose_", transpose, lambda *a, **k: "TransposeBackward1"),
+        ("swapaxes_", transpose, lambda *a, **k: "TransposeBackward1"),
+        ("swapdims_", transpose, lambda *a, **k: "TransposeBackward1"),
+        ("squeeze_", squeeze, _squeeze_node),
+        ("unsqueeze_", unsqueeze, lambda *a, **k: "UnsqueezeBackward1"),
+        ("as_strided_", as_strided, lambda *a, **k: "AsStridedBackward1")):
+    tensor_method(_name)(_inplace_view(_fn, _node, _name))

@@ -26,7 +26,7 @@ from .. import _dtype as D
 from .._device import xp_for
 from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.graph import needs_grad, record, sum_to
-from ._operands import binary
+from ._operands import binary_float
 from .pointwise import _to_out
 
 __all__ = ["lgamma", "digamma", "polygamma", "erfinv", "xlogy"]
@@ -221,9 +221,11 @@ def erfinv(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The inverse error function on (-1, 1): ``erf(erfinv(y)) = y``."""
     res = _unary(input, _erfinv64)
     if needs_grad(input):
-        y = res.detach()
+        # d/dx erfinv(x) = sqrt(pi)/2 * exp(erfinv(x)²). Like torch, backward recomputes erfinv
+        # from the saved input (a differentiable op), so it keeps nothing of the output.
         record("ErfinvBackward0", res, (input,),
-               lambda g: (g * ((y * y).exp() * (math.sqrt(math.pi) / 2)),), saved=(input,))
+               lambda g: (g * (erfinv(input).square().exp() * (math.sqrt(math.pi) / 2)),),
+               saved=(input,))
     return _to_out(res, out)
 
 
@@ -232,10 +234,7 @@ def xlogy(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
 
     That convention is what entropy-like sums need: 0·log 0 = 0.
     """
-    a, b, dev, dt = binary(input, other)
-    if not dt.is_floating_point:  # integers and bools: computed in the default float dtype
-        dt = D.get_default_dtype()
-        a, b = a.astype(dt.np), b.astype(dt.np)
+    a, b, dev, dt = binary_float(input, other)  # integers and bools: in the default float dtype
     xp = xp_for(dev)
     with np.errstate(all="ignore"):
         val = xp.where(xp.isnan(b), np.nan, xp.where(a == 0, 0, a * xp.log(b)))

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._device import cuda_backend, cuda_backend_or_none, simulate_cuda
+from .._device import cuda_backend as _backend
+from .._device import cuda_backend_or_none as _backend_or_none
+from .._device import simulate_cuda as _simulate_cuda
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "synchronize",
            "simulate", "is_simulated", "manual_seed", "manual_seed_all", "empty_cache", "device"]
@@ -11,38 +13,38 @@ __all__ = ["is_available", "device_count", "current_device", "set_device", "sync
 
 def is_available() -> bool:
     """True when a CUDA device can be used (a real GPU via CuPy, or the simulated one)."""
-    return cuda_backend_or_none() is not None
+    return _backend_or_none() is not None
 
 
 def is_simulated() -> bool:
-    b = cuda_backend_or_none()
+    b = _backend_or_none()
     return b is not None and b.simulated
 
 
 def simulate(enabled: bool = True, count: int = 2) -> None:
     """Pretend there are ``count`` GPUs (arrays stay in host memory but follow device rules)."""
-    simulate_cuda(enabled, count)
+    _simulate_cuda(enabled, count)
 
 
 def device_count() -> int:
-    b = cuda_backend_or_none()
+    b = _backend_or_none()
     return 0 if b is None else b.device_count()
 
 
 def current_device() -> int:
-    return cuda_backend().current_device()
+    return _backend().current_device()
 
 
 def set_device(device: Any) -> None:
     from .._device import device as _dev
 
     d = _dev(device) if not isinstance(device, int) else _dev("cuda", device)
-    cuda_backend().set_device(d.index or 0)
+    _backend().set_device(d.index or 0)
 
 
 def synchronize(device: Any = None) -> None:
     """Wait until every queued GPU kernel has finished (needed before timing GPU code)."""
-    b = cuda_backend_or_none()
+    b = _backend_or_none()
     if b is not None:
         b.synchronize()
 
@@ -58,7 +60,7 @@ manual_seed_all = manual_seed
 
 def empty_cache() -> None:
     """Give cached, unused GPU memory back to the driver (CuPy's memory pool)."""
-    b = cuda_backend_or_none()
+    b = _backend_or_none()
     if b is not None and not b.simulated:
         b.xp.get_default_memory_pool().free_all_blocks()
 
@@ -78,3 +80,10 @@ class device:
 
     def __exit__(self, *exc: object) -> None:
         set_device(self.prev)
+
+
+from .._legacy import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
+
+globals().update(_CUDA_TYPES)  # torch.cuda.FloatTensor, ... (legacy type objects)
+__all__ += list(_CUDA_TYPES)
+del annotations  # the __future__ import binds this name: not part of the API

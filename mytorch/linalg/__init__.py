@@ -20,7 +20,7 @@ from .._ops.linalg import det as _det
 from .._ops.linalg import slogdet as _slogdet
 from .._ops.pointwise import _to_out
 from .._tensor import Tensor, wrap
-from ..autograd.graph import needs_grad, record, sum_to
+from ..autograd.graph import SavedOutput, needs_grad, record, record_outputs, sum_to
 
 __all__ = ["LinAlgError", "inv", "det", "slogdet", "solve", "cholesky", "cross", "matmul",
            "norm", "vector_norm", "matrix_norm"]
@@ -81,13 +81,15 @@ def _solve(A: Tensor, B: Tensor) -> Tensor:
     X = wrap(arr, A._device)
     if needs_grad(A, B):
         sa, sb = tuple(A.shape), tuple(B.shape)
+        out = SavedOutput(X)  # the solution, kept without a reference cycle through X
 
         def backward(g: Tensor) -> tuple:
             gB = _solve(_mT(A), g)
-            return (sum_to(-gB.matmul(_mT(X)), sa) if _rg(A) else None,
+            return (sum_to(-gB.matmul(_mT(out())), sa) if _rg(A) else None,
                     sum_to(gB, sb) if _rg(B) else None)
 
-        record("LinalgSolveExBackward0", X, (A, B), backward, saved=(A, B))
+        record("LinalgSolveExBackward0", X, (A, B), backward,
+               saved=(A, out) if _rg(A) else (A,))
     return X
 
 
@@ -107,6 +109,9 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
                            "dimensions.")
     if dtype is not None:
         A = A.to(dtype)
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(str(d) for d in dim)}")
     d0, d1 = (d % A.ndim for d in dim)
     if ord == "fro":
         res = _reduction.norm(A, 2, (d0, d1), keepdim)
@@ -126,25 +131,61 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
 def _singular_norm(A: Tensor, ord: Any, d0: int, d1: int, keepdim: bool) -> Tensor:
     """Norms from the singular values σ: ``'nuc'`` = Σσ, ``2`` = max σ, ``-2`` = min σ.
 
-    Backward: ``dσ_i = u_iᵀ dA v_i``, so each norm's gradient is ``g · U Vᵀ`` restricted to the
-    singular vectors it uses.
+    As in torch, a reduction of the S of a differentiable SVD: the gradient is ``U diag(g) Vᵀ``
+    on the singular vectors used, and it can be differentiated again (through ``U`` and ``V``).
     """
     M = A.movedim((d0, d1), (-2, -1))
-    u, s, vh = xp_for(A._device).linalg.svd(M._data, full_matrices=False)
-    if ord == "nuc":
-        val, k = s.sum(-1), slice(None)
-    else:
-        i = 0 if ord == 2 else -1
-        val, k = s[..., i], slice(i, i + 1 if i == 0 else None)
-    res = wrap(val, A._device)
-    if needs_grad(M):
-        uv = wrap(u[..., :, k] @ vh[..., k, :], A._device)
-        record("LinalgMatrixNormBackward0", res, (M,),
-               lambda g: (g.unsqueeze(-1).unsqueeze(-1) * uv,))
+    s = _svd(M)[1]
+    res = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
     if keepdim:
         for d in sorted((d0, d1)):
             res = res.unsqueeze(d)
     return res
+
+
+def _svd(A: Tensor) -> tuple:
+    """``U, S, Vh`` with ``A = U diag(S) Vh`` (reduced), as one graph node with three outputs."""
+    xp, dev = xp_for(A._device), A._device
+    u, s, vh = (wrap(a, dev) for a in xp.linalg.svd(A._data, full_matrices=False))
+    if needs_grad(A):
+        saved = (SavedOutput(u, 0), SavedOutput(s, 1), SavedOutput(vh, 2))
+        record_outputs("LinalgSvdBackward0", (u, s, vh), (A,),
+                       lambda grads: (_svd_backward(*grads, *(t() for t in saved)),), saved)
+    return u, s, vh
+
+
+def _svd_backward(gU: Any, gS: Any, gVh: Any, U: Tensor, S: Tensor, Vh: Tensor) -> Tensor:
+    """The gradient of ``A`` from those of ``U, S, Vh`` (real matrices), with differentiable ops.
+
+    ``gA = U [(skew(UᵀgU) S + S skew(VᵀgV)) / E + diag(gS)] Vᵀ + (I - UUᵀ) gU S⁻¹ Vᵀ`` with
+    ``skew(X) = X - Xᵀ`` and ``E_jk = S_k² - S_j²`` (1 on the diagonal); a wide A is handled as its
+    transpose. Only the singular values' part is needed when only ``gS`` is given.
+    """
+    if gU is None and gVh is None:
+        return U.matmul(gS.unsqueeze(-1) * Vh) if gS is not None else U.matmul(Vh) * 0
+    m, n = U.shape[-2], Vh.shape[-1]
+    if m < n:  # Aᵀ = V S Uᵀ
+        return _mT(_svd_backward(None if gVh is None else _mT(gVh), gS,
+                                 None if gU is None else _mT(gU), _mT(Vh), S, _mT(U)))
+    V = _mT(Vh)
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1)
+    E = E + wrap(xp_for(E._device).eye(E.shape[-1], dtype=E._data.dtype), E._device)
+    inner = None
+    if gU is not None:
+        UtgU = _mT(U).matmul(gU)
+        inner = (UtgU - _mT(UtgU)) * S.unsqueeze(-2)
+    if gVh is not None:
+        VtgV = _mT(V).matmul(_mT(gVh))
+        term = S.unsqueeze(-1) * (VtgV - _mT(VtgV))
+        inner = term if inner is None else inner + term
+    inner = inner / E
+    if gS is not None:
+        inner = inner + gS.diag_embed()
+    gA = U.matmul(inner).matmul(Vh)
+    if gU is not None and m > n:
+        gA = gA + (gU - U.matmul(_mT(U).matmul(gU))).div(S.unsqueeze(-2)).matmul(Vh)
+    return gA
 
 
 def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
