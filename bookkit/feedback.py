@@ -181,18 +181,22 @@ def _make_forbid(set_code: Callable[[types.FunctionType, types.CodeType], None])
     def forbid(*functions: Callable) -> Iterator[None]:
         """Inside the block, calling any of ``functions`` raises a bilingual RuntimeError.
 
-        For exercises that say "do not use X": the function's code itself is swapped, so every
-        way of reaching it (``F.conv2d``, ``from … import conv2d``, a method on a tensor, a
-        library function that calls it) is caught. Only Python functions can be forbidden.
+        For exercises that say "do not use X": the function's code itself is swapped (and that of
+        the function it wraps, following ``__wrapped__``), so every way of reaching it
+        (``F.conv2d``, ``from … import conv2d``, a method on a tensor, a library function that
+        calls it) is caught. Only Python functions can be forbidden.
         """
-        saved = []
-        for function in functions:
-            function = getattr(function, "__func__", function)  # a bound or class method
+        saved: list[tuple[types.FunctionType, types.CodeType]] = []
+        for given in functions:
+            function = getattr(given, "__func__", given)  # a bound or class method
             if not isinstance(function, types.FunctionType):
-                raise TypeError(f"forbid() needs Python functions, not {function!r}")
+                raise TypeError(f"forbid() needs Python functions, not {given!r}")
             name = function.__qualname__
-            saved.append((function, function.__code__))
-            set_code(function, _raiser(len(function.__code__.co_freevars), name))
+            while isinstance(function, types.FunctionType):  # a wrapper and what it wraps
+                if all(f is not function for f, _ in saved):
+                    saved.append((function, function.__code__))
+                    set_code(function, _raiser(len(function.__code__.co_freevars), name))
+                function = getattr(function, "__wrapped__", None)
         try:
             yield
         finally:
