@@ -139,6 +139,7 @@ def test_compare(kind: str, got, exp, opts, ok: bool) -> None:
     ("v", None, None, ("|O", (1,), b"\0" * 8)),          # object dtype is refused
     ("v", None, None, ("<f8", (2,), b"\0" * 8)),          # size mismatch
     ("v", None, None, ("<f8", (-1,), b"")),               # negative shape
+    ("v", None, None, ("<f8", (1,), "not base64!")),      # the child's base64 text, garbled
     ("v", 3, "x", None),                                  # malformed builtin
     "junk",
 ])

@@ -10,6 +10,8 @@ it, the student's run is compared with its own expected value.
 
 from __future__ import annotations
 
+import base64
+
 import re
 from dataclasses import dataclass, field
 
@@ -91,6 +93,8 @@ def decode(data: object) -> Value:
 
 def _array(data: object) -> np.ndarray:
     dtype_text, shape, raw = data  # type: ignore[misc]
+    if isinstance(raw, str):  # the child's encoding: base64 text (binascii.Error is a ValueError)
+        raw = base64.b64decode(raw, validate=True)
     if not (isinstance(dtype_text, str) and isinstance(shape, tuple) and isinstance(raw, bytes)):
         raise ValueError("malformed array")
     dtype = np.dtype(dtype_text)

@@ -213,21 +213,27 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
         got_record, exited = threading.Event(), threading.Event()
 
         def read_records() -> None:
-            buffer, total, prefix = b"", 0, (nonce + " ").encode()
+            # A record holding a large array is megabytes long: collect a line in a bytearray and
+            # look for the newline in each new chunk only (re-scanning and re-copying the whole
+            # buffer per chunk made such a record cost seconds)
+            line, total, prefix = bytearray(), 0, (nonce + " ").encode()
             with os.fdopen(read_fd, "rb", buffering=0) as pipe:
-                while chunk := pipe.read(1 << 16):
+                while chunk := pipe.read(1 << 20):
                     total += len(chunk)
                     if total > MAX_RECORDS_BYTES:
                         state["garbled"] = True
                         _kill(pid)
                         return
-                    buffer += chunk
-                    *lines, buffer = buffer.split(b"\n")
-                    for line in lines:
-                        record = _parse(line, prefix)
+                    start = 0
+                    while (end := chunk.find(b"\n", start)) >= 0:
+                        line += chunk[start:end]
+                        record = _parse(bytes(line), prefix)
+                        line.clear()
+                        start = end + 1
                         if record is not None:
                             records.append(record)
                             got_record.set()
+                    line += chunk[start:]
 
         def read_stderr() -> None:
             with os.fdopen(err_r, "rb", buffering=0) as pipe:
