@@ -52,6 +52,7 @@ lab: $(STAMP) ## start JupyterLab on the book (chapters and exercises open as no
 checks: $(STAMP) ## only the fast sync checks (bilingual, teaches, exercises, colab)
 	$(BOOKKIT) check-bilingual
 	$(BOOKKIT) check-teaches
+	$(BOOKKIT) check-links
 	$(BOOKKIT) exercises --check
 	$(BOOKKIT) colab --check
 

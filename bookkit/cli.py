@@ -14,6 +14,7 @@ DESCRIPTION = """Tooling of the mytorch book / 本书的工具.
 commands:
   check-bilingual  every prose cell is tagged zh/en, in zh→en pairs with matching headings
   check-teaches    chapters only use mytorch API taught so far (front matter `teaches:`)
+  check-links      Colab / Binder links name the configured repository and existing files
   exercises        regenerate exercises/ from solutions/ (--check: fail if stale)
   colab            regenerate notebooks/{zh,en}/ for Colab (--check: fail if stale)
   book             execute every chapter into build/{bilingual,zh,en}/NN.ipynb + .html
@@ -39,6 +40,13 @@ def cmd_check_bilingual(project: Project, args: argparse.Namespace) -> int:
     for path in files:
         problems += check_file(path)
     return print_problems("check-bilingual", problems, len(files), project.root)
+
+
+def cmd_check_links(project: Project, args: argparse.Namespace) -> int:
+    from bookkit.links import check
+
+    problems, count = check(project)
+    return print_problems("check-links", problems, count, project.root)
 
 
 def cmd_check_teaches(project: Project, args: argparse.Namespace) -> int:
@@ -283,6 +291,9 @@ def make_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check-teaches", help="check chapters only use API taught so far")
     p.set_defaults(func=cmd_check_teaches)
+
+    p = sub.add_parser("check-links", help="check Colab/Binder links against the repo and files")
+    p.set_defaults(func=cmd_check_links)
 
     for name, func, what in (("exercises", cmd_exercises, "exercises/ from solutions/"),
                              ("colab", cmd_colab, "notebooks/ for Colab")):

@@ -423,3 +423,31 @@ def test_chinese_labels_render_with_a_cjk_font() -> None:
         warnings.simplefilter("error")  # a missing glyph is a UserWarning
         fig.canvas.draw()
     plt.close(fig)
+
+
+def test_links_check_catches_wrong_repo_missing_files_and_missing_links(tmp_path: Path) -> None:
+    from bookkit.links import check, colab_url
+
+    (tmp_path / "pyproject.toml").write_text('[tool.bookkit]\nrepo = "me/book"\n')
+    for folder in ("chapters", "solutions", "exercises", "notebooks/zh", "notebooks/en"):
+        (tmp_path / folder).mkdir(parents=True)
+    project = Project(tmp_path)
+    good = [colab_url("me/book", f"notebooks/{lang}/01_x.ipynb") for lang in ("zh", "en")]
+    for lang in ("zh", "en"):
+        (tmp_path / "notebooks" / lang / "01_x.ipynb").write_text("{}")
+    binder = "https://mybinder.org/v2/gh/me/book/main?urlpath=lab/tree/chapters/01_x.md"
+    (tmp_path / "chapters" / "01_x.md").write_text("\n".join([*good, binder]) + "\n")
+    (tmp_path / "README.md").write_text("\n".join(["chapters/01_x.md", *good]) + "\n")
+    assert check(project) == ([], 2)
+
+    stale = colab_url("someone-else/book", "notebooks/zh/02_gone.ipynb")
+    (tmp_path / "README.md").write_text(f"chapters/01_x.md\n{good[0]}\n{stale}\n")
+    messages = [p.message for p in check(project)[0]]
+    assert any("repository 'someone-else/book'" in m for m in messages)
+    assert any("02_gone.ipynb, which does not exist" in m for m in messages)
+    assert any("contents table has no link to" in m and "/en/01_x" in m for m in messages)
+
+    (tmp_path / "solutions" / "01_x_exercises.md").write_text("")  # the chapter now has exercises
+    (tmp_path / "exercises" / "01_x_exercises.md").write_text("")
+    messages = [p.message for p in check(project)[0]]
+    assert any(m == "no link to exercises/01_x_exercises.md" for m in messages)
