@@ -19,7 +19,8 @@ def fixtures_dir() -> Path:
     return ROOT / "tests" / "fixtures"
 
 
-def _has_cuda() -> bool:
+def has_cuda() -> bool:
+    """Whether CuPy sees a real CUDA device (then the simulated one is not used)."""
     try:
         import cupy  # noqa: PLC0415 - optional, only on GPU machines
 
@@ -28,9 +29,21 @@ def _has_cuda() -> bool:
         return False
 
 
+@pytest.fixture
+def sim():
+    """mytorch's simulated CUDA device for one test (device rules without a GPU)."""
+    import mytorch
+
+    if has_cuda():
+        pytest.skip("a real GPU is present: the simulated device is not used")
+    mytorch.cuda.simulate(True)
+    yield
+    mytorch.cuda.simulate(False)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Skip tests marked ``gpu`` unless CuPy sees a CUDA device."""
-    if not any("gpu" in item.keywords for item in items) or _has_cuda():
+    if not any("gpu" in item.keywords for item in items) or has_cuda():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU with CuPy / 需要 CUDA GPU 和 CuPy")
     for item in items:

@@ -9,6 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 import torch
+from conftest import has_cuda
 from oracle import check_raises
 
 import mytorch
@@ -71,18 +72,9 @@ def test_device_equality_like_torch():
 
 
 # ----------------------------------------------------------------------------- without a GPU
-def _has_real_gpu() -> bool:
-    try:
-        import cupy  # type: ignore[import-not-found]
-
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:
-        return False
-
-
 @pytest.fixture
 def no_cuda():
-    if _has_real_gpu():
+    if has_cuda():
         pytest.skip("a real GPU is present")
     mytorch.cuda.simulate(False)
     yield
@@ -103,15 +95,6 @@ def test_cuda_without_gpu_raises_assertion(no_cuda, fn):
 
 
 # ----------------------------------------------------------------------------- simulated CUDA
-@pytest.fixture
-def sim():
-    if _has_real_gpu():
-        pytest.skip("a real GPU is present: the simulated device is not used")
-    mytorch.cuda.simulate(True)
-    yield
-    mytorch.cuda.simulate(False)
-
-
 def assert_on_device(t: mytorch.Tensor, dev: str = "cuda:0") -> None:
     """``t`` says it is on ``dev`` and its data really is device data (not a host ndarray)."""
     assert isinstance(t, mytorch.Tensor)
@@ -366,7 +349,7 @@ def test_env_var_turns_simulation_on():
                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                          timeout=60)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["True", "True", "cuda:0", "cuda:0"] or _has_real_gpu()
+    assert out.stdout.split() == ["True", "True", "cuda:0", "cuda:0"] or has_cuda()
 
 
 # ----------------------------------------------------------------------------- a real GPU

@@ -10,22 +10,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_device import _has_real_gpu, assert_on_device
+from test_device import assert_on_device
 
 import mytorch
 import mytorch.nn.functional as F
 
 SAME_DEVICE = re.escape("Expected all tensors to be on the same device, but found at least two "
                         "devices, ") + r"(cuda:0 and cpu|cpu and cuda:0)!"
-
-
-@pytest.fixture
-def sim():
-    if _has_real_gpu():
-        pytest.skip("a real GPU is present: the simulated device is not used")
-    mytorch.cuda.simulate(True)
-    yield
-    mytorch.cuda.simulate(False)
 
 
 def _long(*shape: int, high: int = 3) -> mytorch.Tensor:

@@ -544,19 +544,6 @@ def test_double_backward_matches_torch(ls):
     np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=1e-9)
 
 
-@pytest.fixture
-def sim():
-    try:
-        import cupy  # noqa: F401
-
-        pytest.skip("CuPy is installed: the simulated device is not used")
-    except ImportError:
-        pass
-    mytorch.cuda.simulate(True)
-    yield
-    mytorch.cuda.simulate(False)
-
-
 def test_losses_stay_on_the_simulated_cuda_device(sim):
     x = mytorch.randn(4, 5, device="cuda").requires_grad_()
     tgt = mytorch.tensor([1, 0, 4, -100], device="cuda")
