@@ -316,3 +316,13 @@ def test_set_submodule_errors_match_torch(fn):
     with pytest.raises(Exception) as ref:
         fn(torch)
     assert str(err) == str(ref.value)
+
+
+@pytest.mark.parametrize("case", [
+    Case("torch.softmax", lambda t, x: t.softmax(x, 1), [randn(3, 4)]),
+    Case("torch.log_softmax-dtype", lambda t, x: t.log_softmax(x, 0, dtype=t.float64), [randn(3, 4)]),
+    Case("Tensor.softmax", lambda t, x: x.softmax(-1), [randn(2, 3, 4)]),
+    Case("Tensor.log_softmax-kw", lambda t, x: x.log_softmax(dim=1), [randn(2, 5)]),
+], ids=lambda c: c.name)
+def test_softmax_as_torch_function_and_tensor_method(case):
+    check(case)

@@ -338,3 +338,19 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
         input = input.to(D.to_dtype(dtype))
     return softmax(-input, dim)
 
+
+
+# torch also offers the two as ``torch.softmax(x, dim)`` and as tensor methods ``x.softmax(dim)``.
+def _top_level(fn: Callable) -> Callable:
+    def op(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+        return fn(input, dim, dtype=dtype)
+
+    op.__name__ = op.__qualname__ = fn.__name__
+    op.__doc__ = f"``{fn.__name__}`` along ``dim`` (the same as ``nn.functional.{fn.__name__}``)."
+    return op
+
+
+softmax_ = _top_level(softmax)  # exported as mytorch.softmax
+log_softmax_ = _top_level(log_softmax)  # exported as mytorch.log_softmax
+Tensor.softmax = softmax_
+Tensor.log_softmax = log_softmax_
