@@ -146,3 +146,8 @@ def fork_rng(devices: Any = None, enabled: bool = True, **_: Any) -> Iterator[No
         yield
     finally:
         set_rng_state(state)
+
+
+def __dir__() -> list[str]:
+    """``dir()`` shows the public API (as torch's module does), not the helpers imported here."""
+    return sorted(__all__)

@@ -136,3 +136,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
 
         res = tuple(zeros_like(i) if r is None else r for r, i in zip(res, ins))
     return res
+
+
+def __dir__() -> list[str]:
+    """``dir()`` shows the public API (as torch's module does), not the helpers imported here."""
+    return sorted(__all__)

@@ -207,3 +207,8 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
         return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
     raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got "
                        f"{list(dim)}")
+
+
+def __dir__() -> list[str]:
+    """``dir()`` shows the public API (as torch's module does), not the helpers imported here."""
+    return sorted(__all__)

@@ -62,3 +62,8 @@ from ._functional import loss as _loss  # noqa: E402
 from ._functional.loss import *  # noqa: E402,F401,F403
 
 __all__ += [*_loss.__all__]
+
+
+def __dir__() -> list[str]:
+    """``dir()`` shows the public API (as torch's module does), not the helpers imported here."""
+    return sorted(__all__)

@@ -205,3 +205,8 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
     return normal_(tensor, 0.0, std, generator)
+
+
+def __dir__() -> list[str]:
+    """``dir()`` shows the public API (as torch's module does), not the helpers imported here."""
+    return sorted(__all__)

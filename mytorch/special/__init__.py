@@ -6,3 +6,8 @@ gammaln = lgamma
 psi = digamma
 
 __all__ = ["digamma", "erfinv", "gammaln", "polygamma", "psi", "xlogy", "expm1", "log1p"]
+
+
+def __dir__() -> list[str]:
+    """``dir()`` shows the public API (as torch's module does), not the helpers imported here."""
+    return sorted(__all__)
