@@ -29,16 +29,26 @@ def has_cuda() -> bool:
         return False
 
 
-@pytest.fixture
-def sim():
-    """mytorch's simulated CUDA device for one test (device rules without a GPU)."""
+def _cuda_mode(simulated: bool):
     import mytorch
 
     if has_cuda():
         pytest.skip("a real GPU is present: the simulated device is not used")
-    mytorch.cuda.simulate(True)
+    mytorch.cuda.simulate(simulated)
     yield
     mytorch.cuda.simulate(False)
+
+
+@pytest.fixture
+def sim():
+    """mytorch's simulated CUDA device for one test (device rules without a GPU)."""
+    yield from _cuda_mode(True)
+
+
+@pytest.fixture
+def no_cuda():
+    """No CUDA device at all, as on a machine without a GPU."""
+    yield from _cuda_mode(False)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

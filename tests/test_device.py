@@ -72,15 +72,6 @@ def test_device_equality_like_torch():
 
 
 # ----------------------------------------------------------------------------- without a GPU
-@pytest.fixture
-def no_cuda():
-    if has_cuda():
-        pytest.skip("a real GPU is present")
-    mytorch.cuda.simulate(False)
-    yield
-    mytorch.cuda.simulate(False)
-
-
 def test_no_cuda_available(no_cuda):
     assert mytorch.cuda.is_available() is False and mytorch.cuda.device_count() == 0
 

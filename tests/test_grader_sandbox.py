@@ -125,3 +125,24 @@ def test_student_code_cannot_swap_function_code() -> None:
     cells = [{"kind": "code", "source": "import mytorch\nmytorch.gather.__code__ = (lambda: 0).__code__"}]
     result = run_job(ROOT, cells, seed=1, hidden=True, limits=LIMITS)
     assert tuple(result.ends[0]["error"]) == ("PermissionError", "not allowed while grading: setting __code__")
+
+
+def test_a_child_that_cannot_start_is_not_cached(tmp_path, monkeypatch) -> None:
+    """When no process can be started, the row says so and the next run grades it for real."""
+    from bookkit.grader.batch import grade_class
+    from tests.grader_support import CORRECT, all_passed, fixture_exercises, rows, write_student
+
+    write_student(tmp_path / "subs", "alice", CORRECT)
+
+    def broken(*args, **kwargs):
+        raise sandbox.ZygoteDied("fork: Resource temporarily unavailable")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(sandbox, "_fork", broken)
+        grade_class(ROOT, tmp_path / "subs", tmp_path / "out", 1, LIMITS, progress=False,
+                    exercises=fixture_exercises())
+    gradebook = (tmp_path / "out" / "gradebook.csv").read_text(encoding="utf-8")
+    assert "not the student's fault" in gradebook and "make grade` again" in gradebook
+    grade_class(ROOT, tmp_path / "subs", tmp_path / "out", 1, LIMITS, progress=False,
+                exercises=fixture_exercises())
+    assert rows(tmp_path / "out")["alice"] == all_passed()

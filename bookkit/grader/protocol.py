@@ -248,7 +248,7 @@ def judge(program: Program, ref: Reference, run: ChildResult, hidden: bool = Tru
             outcome = stopped.get(test.cell, run.outcome if run.outcome != "done" else "crashed")
             result.status = outcome if outcome in STATUSES else "crashed"
             result.message = ("the test did not finish in time" if result.status == "timeout"
-                              else "the process died during the test")
+                              else run.detail if run.unstarted else "the process died during the test")
             results.append(result)
             continue
         _judge_cell(result, ref_checks, _checks(end), end, ref, test.cell, hidden)

@@ -55,6 +55,7 @@ class ChildResult:
     outcome: str = "done"  # done | timeout | crashed
     detail: str = ""  # exit code / signal / stderr tail, for the instructor
     stopped: dict[int, str] = field(default_factory=dict)  # cell → "timeout"|"crashed" (run_all)
+    unstarted: bool = False  # no child could be started: the grader's trouble, not a verdict
 
 
 def _trusted_paths(root: Path) -> tuple[list[str], list[str], list[str]]:
@@ -202,7 +203,11 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
         except ZygoteDied as exc:
             os.close(read_fd)
             os.close(err_r)
-            result.outcome, result.detail = "crashed", f"the grader could not start a child: {exc}"
+            result.unstarted = True
+            result.outcome, result.detail = "crashed", (
+                f"the grader could not start a child process ({exc}); not the student's fault: check "
+                "the machine's memory and process limits, then run `make grade` again (finished "
+                "results are cached, only this one is redone)")
             return result
         finally:  # the child holds the write ends now: end of file once it is gone
             os.close(write_fd)
@@ -326,6 +331,7 @@ def run_all(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
                          new_zygote=new_zygote)
         merged.ends.update(result.ends)
         merged.detail = result.detail
+        merged.unstarted |= result.unstarted
         if result.outcome == "done":
             return merged
         if result.running is None or result.running in merged.stopped:
