@@ -20,11 +20,12 @@ _allocator.keep_freed_memory()  # reuse freed CPU memory between steps (see _all
 from . import _dtype  # noqa: E402
 from ._dtype import (bool, cdouble, cfloat, complex64, complex128, double, dtype, finfo,  # noqa: A004
                      float, float16, float32, float64, get_default_dtype, half, iinfo, int,
-                     int8, int16, int32, int64, long, promote_types, result_type, can_cast,
+                     int8, int16, int32, int64, long, promote_types, can_cast,
                      set_default_dtype, short, uint8, uint16, uint32, uint64)
 from ._device import device
 from ._layout import channels_last, contiguous_format, layout, memory_format, preserve_format, strided
 from ._tensor import Size, Tensor, is_tensor
+from ._ops._operands import result_type  # noqa: F401
 from ._creation import *  # noqa: F401,F403
 from ._ops.pointwise import *  # noqa: F401,F403
 from ._ops.comparison import *  # noqa: F401,F403

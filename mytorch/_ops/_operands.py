@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._device import CPU, device
-from .._tensor import Tensor, wrap
+from .._tensor import Tensor
 
 _scalar_types = (builtins.bool, builtins.int, builtins.float, builtins.complex, np.generic)
 
@@ -170,20 +170,16 @@ def _scalar_dtype(x: Any) -> D.dtype:
     raise TypeError(f"unsupported operand type: '{type(x).__name__}' (expected a Tensor or a number)")
 
 
-def to_tensor(x: Any, like: Tensor | None = None) -> Tensor:
-    """Tensors pass through; numbers and lists become tensors on ``like``'s device."""
-    if isinstance(x, Tensor):
-        return x
-    if isinstance(x, _scalar_types):
-        dt = D.scalar_dtype(x)
-        arr = np.asarray(x, dtype=dt.np)
-    else:
-        from .._creation import tensor
-        return tensor(x, device=like.device if like is not None else None)
-    if like is not None and like._device.type != "cpu":
-        from .._device import cuda_backend
-        return wrap(cuda_backend().to_device(arr, like._device.index), like._device)
-    return wrap(arr, CPU)
+def result_type(*operands: Any) -> D.dtype:
+    """torch.result_type: the dtype an arithmetic op over ``operands`` (tensors and numbers)
+    produces. Tensors with dimensions outrank 0-dim tensors, which outrank Python numbers."""
+    key = []
+    for x in operands:
+        if isinstance(x, Tensor):
+            key.append((2 if x._data.ndim else 1, x.dtype))
+        else:
+            key.append((0, D.scalar_dtype(x)))
+    return D.result_type_key(tuple(key))
 
 
 def wrap_dim(dim: int, ndim: int) -> int:

@@ -25,7 +25,8 @@ from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.graph import (SavedOutput, adopt_outputs, check_inplace, mask_grad, needs_grad,
                               rebase_history, record, sum_to)
 from ._operands import FP_IGNORE, FP_STATE, array_on, binary, binary_float, broadcast_error, \
-    check_no_overlap, check_same_device, checked_scalar, contiguous_result, pointwise_layout, quiet
+    check_no_overlap, check_same_device, checked_scalar, contiguous_result, pointwise_layout, quiet, \
+    result_type
 
 __all__ = [
     "add", "sub", "subtract", "mul", "multiply", "neg", "negative",
@@ -758,7 +759,7 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *,  # noqa: A002
                             "must both be Tensors or both be numbers")
         return _to_out(_clamp_tensors(input, min, max), out)
     operands = [input] + [b for b in (min, max) if b is not None]
-    dt = D.result_type(*operands)
+    dt = result_type(*operands)
     x = input._data if input._data.dtype == dt.np else input._data.astype(dt.np)
     lo = None if min is None else checked_scalar(min, dt)  # out of range: error, as in torch
     hi = None if max is None else checked_scalar(max, dt)
@@ -788,7 +789,7 @@ def _clamp_tensors(input: Tensor, min: Tensor | None, max: Tensor | None) -> Ten
     is the answer."""
     bounds = [b for b in (min, max) if b is not None]
     dev = check_same_device(input, *bounds)
-    dt = D.result_type(input, *bounds)
+    dt = result_type(input, *bounds)
     x = input._data.astype(dt.np, copy=False)
     lo = None if min is None else array_on(min, dev).astype(dt.np, copy=False)
     hi = None if max is None else array_on(max, dev).astype(dt.np, copy=False)
@@ -894,7 +895,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1,
             out: Tensor | None = None) -> Tensor:
     """``input + value * tensor1 * tensor2`` (the value is cast to the result dtype)."""
     prod = mul(tensor1, tensor2)
-    res = add(input, prod, alpha=_cast_value(value, D.result_type(input, prod)))
+    res = add(input, prod, alpha=_cast_value(value, result_type(input, prod)))
     if res.grad_fn is not None:
         res.grad_fn._name = "AddcmulBackward0"
     return _to_out(res, out)
@@ -912,7 +913,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1,
                            "inputs. The future addcdiv behavior is just the latter implementation: "
                            "(input + value * tensor1 / tensor2), for all dtypes.")
     quot = div(tensor1, tensor2)
-    res = add(input, quot, alpha=_cast_value(value, D.result_type(input, quot)))
+    res = add(input, quot, alpha=_cast_value(value, result_type(input, quot)))
     if res.grad_fn is not None:
         res.grad_fn._name = "AddcdivBackward0"
     return _to_out(res, out)
