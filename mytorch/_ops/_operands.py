@@ -13,7 +13,8 @@ from typing import Any, Callable, NoReturn, Sequence
 import numpy as np
 
 from .. import _dtype as D
-from .._device import CPU, device
+from .._device import CPU, cuda_backend, device
+from .._storage import restride
 from .._tensor import Tensor
 
 _scalar_types = (builtins.bool, builtins.int, builtins.float, builtins.complex, np.generic)
@@ -118,7 +119,6 @@ def array_on(t: Tensor, dev: device) -> Any:
         return t._data
     if dev.type == "cpu":
         return np.asarray(t.item())
-    from .._device import cuda_backend
     return cuda_backend().to_device(t._data, dev.index)
 
 
@@ -449,8 +449,6 @@ def _relaid(res: Any, stride: tuple, plan: tuple | None = None) -> Any:
     else:  # CuPy or the simulated device
         out = np.empty_like(res, shape=mem_shape, order="C").transpose(back)
     if _elem_strides(out) != tuple(stride):  # not a permutation of a contiguous layout
-        from .._storage import restride
-
         out = restride(np.empty_like(res, shape=(res.size,)), shape, stride)
     out[...] = res
     return out
@@ -487,8 +485,6 @@ def pointwise_layout(res: Any, *operands: Any) -> Any:
     if res.strides == cached[1]:
         return res
     if not res.size:  # nothing to copy: just describe the empty result with torch's strides
-        from .._storage import restride
-
         return restride(res, res.shape, want)
     return _relaid(res, want, cached[2])
 
@@ -525,10 +521,15 @@ def preserve_layout(res: Any, t: Tensor) -> Any:
     if _elem_strides(res) == want:
         return res
     if not res.size:
-        from .._storage import restride
-
         return restride(res, res.shape, want)
     return _relaid(res, want)
+
+
+def channels_last_copy(arr: Any) -> Any:
+    """A copy of a 4-d (N, C, H, W) array laid out channels-last (C varies fastest)."""
+    if arr.ndim != 4:
+        raise RuntimeError("required rank 4 tensor to use channels_last format")
+    return arr.transpose(0, 2, 3, 1).copy().transpose(0, 3, 1, 2)
 
 
 # ------------------------------------------------------------------------ writing into overlapping memory

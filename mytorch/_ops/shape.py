@@ -31,8 +31,8 @@ from .._storage import extent, moved, resized, restride, storage_root, strided_v
 from .._storage import storage_offset as _storage_offset
 from .._tensor import Size, Tensor, make_view, tensor_method, wrap
 from ..autograd.graph import needs_grad, record, sum_to
-from ._operands import check_no_overlap, check_same_device, checked_scalar, preserve_strides, \
-    scalar_array, size_args, star_or_keyword, warn_once, wrap_dim
+from ._operands import channels_last_copy, check_no_overlap, check_same_device, checked_scalar, \
+    preserve_strides, scalar_array, size_args, star_or_keyword, warn_once, wrap_dim
 
 __all__ = [
     "reshape", "flatten", "unflatten", "ravel", "clone",
@@ -337,12 +337,6 @@ def _empty_preserving(t: Tensor) -> Any:
     return restride(xp_for(t._device).empty(arr.size, arr.dtype), arr.shape, preserve_strides(t))
 
 
-def _channels_last_copy(arr: Any) -> Any:
-    if arr.ndim != 4:
-        raise RuntimeError("required rank 4 tensor to use channels_last format")
-    return arr.transpose(0, 2, 3, 1).copy().transpose(0, 3, 1, 2)
-
-
 def clone(input: Tensor, *, memory_format: Any = preserve_format) -> Tensor:
     """A copy with its own memory; the gradient passes straight through.
 
@@ -351,7 +345,7 @@ def clone(input: Tensor, *, memory_format: Any = preserve_format) -> Tensor:
     """
     arr = input._data
     if memory_format is channels_last:
-        out = _channels_last_copy(arr)
+        out = channels_last_copy(arr)
     elif memory_format is contiguous_format or memory_format is None:
         out = arr.copy()
     elif memory_format is preserve_format:
