@@ -41,6 +41,11 @@ from ._ops.special import *  # noqa: F401,F403
 from ._printing import set_printoptions  # noqa: F401  (torch: _tensor_str.get_printoptions)
 from . import _tensor_str  # noqa: F401
 from . import autograd, cuda, distributions, linalg, return_types, special, utils  # noqa: F401
+from .utils import checkpoint as _checkpoint  # noqa: F401  (torch.utils.checkpoint, no import needed)
+
+for _name in autograd.__all__:  # load the autograd API (backward, grad, Function, gradcheck)
+    getattr(autograd, _name)
+del _name
 from . import nn  # noqa: F401
 from .nn._functional.activation import log_softmax_ as log_softmax, softmax_ as softmax  # noqa: F401
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa: F401

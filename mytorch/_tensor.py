@@ -601,13 +601,6 @@ class Tensor:
             return RemovableHandle(self._leaf_hooks, hook)
         return self.grad_fn._add_tensor_hook(self._output_nr, hook)
 
-    def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs: Sequence["Tensor"] | None = None) -> None:
-        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``."""
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
     def __getattr__(self, name: str) -> Any:
         raise AttributeError(f"'Tensor' object has no attribute '{name}'")
 

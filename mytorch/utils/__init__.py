@@ -1,3 +1,7 @@
-"""mytorch.utils: hooks handles now; data loading and checkpointing in later chapters."""
+"""mytorch.utils: hooks handles now; data loading and checkpointing in later chapters.
 
-from . import checkpoint  # noqa: E402,F401  (torch.utils.checkpoint without a separate import)
+Its modules sit in different layers of mytorch's stack (docs/architecture.md): ``hooks`` at the
+very bottom (``Tensor.register_hook`` uses it), ``checkpoint`` above the autograd API. Importing
+``mytorch.utils.hooks`` runs this file first, so it imports none of them; ``mytorch/__init__.py``
+loads ``checkpoint``, so ``torch.utils.checkpoint`` works without a separate import, as in torch.
+"""
