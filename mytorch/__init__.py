@@ -34,6 +34,7 @@ from ._ops.shape import *  # noqa: F401,F403
 from ._ops.indexing import *  # noqa: F401,F403
 from ._ops.linalg import *  # noqa: F401,F403
 from ._ops.signal import *  # noqa: F401,F403
+from ._ops import conversions as _conversions  # noqa: F401  (Tensor.to)
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,  # noqa: F401
                      seed, set_rng_state)
 from ._ops.random_ops import *  # noqa: F401,F403
