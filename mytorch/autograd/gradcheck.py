@@ -13,6 +13,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .._creation import zeros
+from .._tensor import Tensor
+from .api import grad
+
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 
@@ -25,8 +29,6 @@ def _as_tuple(x: Any) -> tuple:
 
 
 def _differentiable_outputs(out: Any) -> list:
-    from .._tensor import Tensor
-
     return [o for o in _as_tuple(out) if isinstance(o, Tensor) and o.dtype.is_floating_point]
 
 
@@ -37,8 +39,6 @@ def _host(t: Any) -> np.ndarray:
 
 def numerical_jacobian(func: Callable, inputs: tuple, eps: float) -> list[list[np.ndarray]]:
     """``J[j][i]``: (numel of input j) × (numel of output i), by central differences."""
-    from .._tensor import Tensor
-
     jac = []
     for x in inputs:
         if not (isinstance(x, Tensor) and x._requires_grad):
@@ -61,10 +61,6 @@ def numerical_jacobian(func: Callable, inputs: tuple, eps: float) -> list[list[n
 
 def analytical_jacobian(outputs: list, inputs: tuple) -> list[list[np.ndarray]]:
     """The same matrices from autograd: one backward per output element (a one-hot grad)."""
-    from .._creation import zeros
-    from .._tensor import Tensor
-    from . import grad
-
     diff = [x for x in inputs if isinstance(x, Tensor) and x._requires_grad]
     jac = [[np.zeros((x.numel(), o.numel())) for o in outputs] for x in diff]
     for i, out in enumerate(outputs):
@@ -91,8 +87,6 @@ def gradcheck(func: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1
     Use float64 inputs with ``requires_grad=True``; on a mismatch, raise :class:`GradcheckError`
     showing both Jacobians (or return False with ``raise_exception=False``).
     """
-    from .._tensor import Tensor
-
     inputs = _as_tuple(inputs)
     if not any(isinstance(x, Tensor) and x._requires_grad for x in inputs):
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
@@ -130,9 +124,6 @@ def gradgradcheck(func: Callable, inputs: Any, grad_outputs: Sequence | None = N
     The gradients of ``func`` (computed with ``create_graph=True`` for random ``grad_outputs``)
     are themselves a function of the inputs and the ``grad_outputs``; gradcheck that function.
     """
-    from .._tensor import Tensor
-    from . import grad
-
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
