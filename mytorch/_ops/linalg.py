@@ -24,7 +24,8 @@ from .._tensor import Tensor, make_view, tensor_method, wrap
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import SavedOutput, needs_grad, record, sum_to
 from ._operands import check_same_device, checked_scalar, quietly, result_type, wrap_dim
-from .pointwise import _cap, _crossed, _to_out
+from ._variants import _cap, _inplace_version, _to_out
+from .pointwise import _crossed
 
 __all__ = ["dot", "vdot", "mv", "mm", "bmm", "matmul", "addmm", "addmv", "addr", "addbmm",
            "baddbmm", "outer", "ger", "inner", "einsum", "tensordot", "kron", "inverse", "det",
@@ -880,8 +881,6 @@ for _name in ("dot", "vdot", "mv", "mm", "bmm", "matmul", "addmm", "addmv", "add
 # ------------------------------------------------------------------------ in-place versions
 def _register_inplace() -> None:
     """``addmm_``, ``addmv_``, ``addr_``, ``addbmm_``, ``baddbmm_``: the result written into self."""
-    from .pointwise import _inplace_version
-
     for name in ("addmm", "addmv", "addr", "addbmm", "baddbmm"):
         tensor_method(name + "_")(_inplace_version(globals()[name]))
 

@@ -23,7 +23,7 @@ from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import SavedOutput, needs_grad, record
 from ._operands import contiguous_result, preserve_layout, quiet, quietly, wrap_dim, wrap_dims
-from .pointwise import _cap
+from ._variants import _cap, _inplace_version
 
 __all__ = [
     "sum", "nansum", "mean", "nanmean", "var", "std", "var_mean", "std_mean",
@@ -846,8 +846,6 @@ del _fn
 # ============================================================================ in-place scans
 def _scan_inplace(fn: Any) -> Any:
     """``cumsum_``/``cumprod_``: the scan in self's own dtype, written into self."""
-    from .pointwise import _inplace_version
-
     def scan(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
         if dtype is not None and D.to_dtype(dtype) is not input.dtype:
             raise RuntimeError(f"Bad in-place call: input tensor dtype {_c_type(input.dtype)} and "

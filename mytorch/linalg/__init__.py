@@ -18,7 +18,7 @@ from .._ops.linalg import cholesky as _cholesky
 from .._ops.linalg import cross as _cross
 from .._ops.linalg import det as _det
 from .._ops.linalg import slogdet as _slogdet
-from .._ops.pointwise import _to_out
+from .._ops._variants import _to_out
 from .._tensor import Tensor, wrap
 from ..autograd.graph import SavedOutput, needs_grad, record, record_outputs, sum_to
 
