@@ -42,6 +42,7 @@ from ._ops.special import *  # noqa: F401,F403
 from ._printing import set_printoptions  # noqa: F401  (torch: _tensor_str.get_printoptions)
 from . import _tensor_str  # noqa: F401
 from . import autograd, cuda, distributions, linalg, return_types, special, utils  # noqa: F401
+from .functional import norm  # noqa: F401  (torch.norm, on top of torch.linalg)
 from .utils import checkpoint as _checkpoint  # noqa: F401  (torch.utils.checkpoint, no import needed)
 
 for _name in autograd.__all__:  # load the autograd API (backward, grad, Function, gradcheck)

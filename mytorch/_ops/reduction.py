@@ -28,7 +28,7 @@ from ._variants import _cap, _inplace_version
 __all__ = [
     "sum", "nansum", "mean", "nanmean", "var", "std", "var_mean", "std_mean",
     "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "prod", "cumsum", "cumprod",
-    "logsumexp", "norm", "median", "kthvalue", "topk", "sort", "argsort", "msort",
+    "logsumexp", "median", "kthvalue", "topk", "sort", "argsort", "msort",
     "unique", "unique_consecutive", "count_nonzero", "any", "all",
 ]
 
@@ -601,20 +601,14 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
 
 
 # ============================================================================ norms
-def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,
-         dtype: Any = None) -> Tensor:
+def vector_norm(input: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False, *,
+                dtype: Any = None) -> Tensor:
     """Vector p-norm ``sum(|x|**p) ** (1/p)`` over ``dim`` (all elements by default).
 
     ``p`` may be any number, ``inf``/``-inf`` (largest/smallest ``|x|``), 0 (count of non-zeros)
-    or ``'fro'`` (= 2).
+    or ``'fro'`` (= 2). The kernel of ``torch.linalg.vector_norm`` and of ``torch.norm``
+    (``mytorch/functional.py``), which also handles the matrix norms.
     """
-    if isinstance(p, str) and (p != "fro" or (isinstance(dim, (tuple, list)) and len(dim) > 2)):
-        # the nuclear norm (and any other named order) is a matrix norm, as in torch.norm
-        from ..linalg import matrix_norm
-
-        dims = tuple(range(input.ndim)) if dim is None else \
-            (dim,) if isinstance(dim, (builtins.int, np.integer)) else tuple(dim)
-        return matrix_norm(input, p, dims, keepdim, dtype=dtype)
     if p == "fro" or p is None:
         p = 2
     _require_float("linalg.vector_norm", input)
@@ -837,7 +831,7 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
 
 # ============================================================================ Tensor methods
 for _fn in (sum, nansum, mean, nanmean, var, std, max, min, amax, amin, aminmax, argmax, argmin,
-            prod, cumsum, cumprod, logsumexp, norm, median, kthvalue, topk, sort, argsort, msort,
+            prod, cumsum, cumprod, logsumexp, median, kthvalue, topk, sort, argsort, msort,
             unique, unique_consecutive, count_nonzero, any, all):
     tensor_method(_fn.__name__)(_fn)
 del _fn

@@ -97,7 +97,7 @@ def _solve(A: Tensor, B: Tensor) -> Tensor:
 def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
                 dtype: Any = None, out: Tensor | None = None) -> Tensor:
     """``(Σ |x|^ord)^(1/ord)`` over ``dim`` (every element by default); ``ord`` may be ±inf or 0."""
-    return _to_out(_reduction.norm(x, ord, dim, keepdim, dtype=dtype), out)
+    return _to_out(_reduction.vector_norm(x, ord, dim, keepdim, dtype=dtype), out)
 
 
 def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,
@@ -114,7 +114,7 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
                            f"{' '.join(str(d) for d in dim)}")
     d0, d1 = (d % A.ndim for d in dim)
     if ord == "fro":
-        res = _reduction.norm(A, 2, (d0, d1), keepdim)
+        res = _reduction.vector_norm(A, 2, (d0, d1), keepdim)
     elif ord in (1, -1, math.inf, -math.inf):
         inner, outer = (d0, d1) if ord in (1, -1) else (d1, d0)
         sums = A.abs().sum(dim=inner, keepdim=True)
