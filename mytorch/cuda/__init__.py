@@ -3,9 +3,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import random as _random
 from .._device import cuda_backend as _backend
 from .._device import cuda_backend_or_none as _backend_or_none
+from .._device import device as _dev
 from .._device import simulate_cuda as _simulate_cuda
+from .._legacy import CUDA_TYPES as _CUDA_TYPES
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "synchronize",
            "simulate", "is_simulated", "manual_seed", "manual_seed_all", "empty_cache", "device"]
@@ -36,8 +39,6 @@ def current_device() -> int:
 
 
 def set_device(device: Any) -> None:
-    from .._device import device as _dev
-
     d = _dev(device) if not isinstance(device, int) else _dev("cuda", device)
     _backend().set_device(d.index or 0)
 
@@ -50,8 +51,6 @@ def synchronize(device: Any = None) -> None:
 
 
 def manual_seed(seed: int) -> None:
-    from .. import random as _random
-
     _random.manual_seed(seed)
 
 
@@ -69,8 +68,6 @@ class device:
     """Context manager that changes the current CUDA device."""
 
     def __init__(self, device: Any) -> None:
-        from .._device import device as _dev
-
         d = _dev(device) if not isinstance(device, int) else _dev("cuda", device)
         self.idx = d.index or 0
 
@@ -81,8 +78,6 @@ class device:
     def __exit__(self, *exc: object) -> None:
         set_device(self.prev)
 
-
-from .._legacy import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
 
 globals().update(_CUDA_TYPES)  # torch.cuda.FloatTensor, ... (legacy type objects)
 __all__ += list(_CUDA_TYPES)

@@ -13,12 +13,12 @@ import numpy as np
 
 from .._device import xp_for
 from .._ops import reduction as _reduction
+from .._ops._variants import _to_out
 from .._ops.linalg import LinAlgError, _check_square, _mT, _rg, inverse, matmul
 from .._ops.linalg import cholesky as _cholesky
 from .._ops.linalg import cross as _cross
 from .._ops.linalg import det as _det
 from .._ops.linalg import slogdet as _slogdet
-from .._ops._variants import _to_out
 from .._tensor import Tensor, wrap
 from ..autograd.graph import SavedOutput, needs_grad, record, record_outputs, sum_to
 
