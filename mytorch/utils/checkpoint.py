@@ -22,10 +22,13 @@ import contextlib
 import warnings
 from typing import Any, Callable
 
+from .._tensor import Tensor, wrap
+from ..autograd.api import backward as autograd_backward
 from ..autograd.engine import is_checkpoint_valid, run_backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE, enable_grad
 from ..autograd.graph import AccumulateGrad, Node, edge, next_sequence_nr
+from ..random import get_rng_state, set_rng_state
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError"]
 
@@ -51,8 +54,6 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def forward(ctx: Any, run_function: Callable, preserve_rng_state: bool, *args: Any) -> Any:
-        from ..random import get_rng_state
-
         ctx.run_function = run_function
         ctx.rng_state = get_rng_state() if preserve_rng_state else None
         ctx.save_for_backward(*(a for a in args if _is_tensor(a)))
@@ -61,8 +62,6 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple:
-        from .. import autograd
-
         if not is_checkpoint_valid():
             raise RuntimeError("When use_reentrant=True, torch.utils.checkpoint is incompatible "
                                "with .grad() or passing an `inputs` parameter to .backward(). To "
@@ -83,7 +82,7 @@ class CheckpointFunction(Function):
         if not pairs:
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not "
                                "necessary")
-        autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+        autograd_backward([o for o, _ in pairs], [g for _, g in pairs])
         return (None, None) + tuple(a.grad if _is_tensor(a) else None for a in inputs)
 
 
@@ -91,8 +90,6 @@ class CheckpointFunction(Function):
 def _checkpoint_without_reentrant(function: Callable, preserve_rng_state: bool,
                                   context_fn: Callable, args: tuple, kwargs: dict) -> Any:
     """Run ``function`` recording a graph, then replace that graph by one recomputing node."""
-    from ..random import get_rng_state
-
     if not STATE.enabled:  # nothing will be differentiated: a plain call
         return function(*args, **kwargs)
     rng_state = get_rng_state() if preserve_rng_state else None
@@ -116,8 +113,6 @@ def _checkpoint_without_reentrant(function: Callable, preserve_rng_state: bool,
 
     node = Node("CheckpointBackward", tuple(_outer(e) for e in edges), backward, tensors,
                 num_outputs=len(internal))
-    from .._tensor import wrap
-
     for nr, i in enumerate(internal):  # fresh tensors: the recorded graph behind flat[i] is dropped
         o = flat[i]
         t = wrap(o._data, o._device)
@@ -135,8 +130,6 @@ def _aliases(args: tuple) -> list:
     does the backward pass over the recomputation (which is then still differentiable, through
     the alias, w.r.t. the original input).
     """
-    from .._tensor import wrap
-
     out = []
     for a in args:
         if _is_tensor(a) and a._requires_grad:
@@ -227,8 +220,6 @@ def _flatten(outputs: Any) -> tuple[list, Callable[[list], Any]]:
 @contextlib.contextmanager
 def _rng_restored(state: Any) -> Any:
     """Run a block with the random-number state of the forward pass, then put the current back."""
-    from ..random import get_rng_state, set_rng_state
-
     if state is None:
         yield
         return
@@ -241,8 +232,6 @@ def _rng_restored(state: Any) -> Any:
 
 
 def _is_tensor(x: Any) -> bool:
-    from .._tensor import Tensor
-
     return isinstance(x, Tensor)
 
 
