@@ -122,5 +122,6 @@ def _inplace_version(fn: Callable) -> Callable:
         return self
 
     method.__name__ = method.__qualname__ = fn.__name__ + "_"
+    method.__module__ = fn.__module__  # exp_ belongs to pointwise, addmm_ to linalg, ...
     method.__doc__ = f"In-place version of :func:`{fn.__name__}`."
     return method
