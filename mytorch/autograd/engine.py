@@ -55,7 +55,7 @@ def backward_order(roots: list) -> list:
 
 
 @piece("02.5")
-def backpropagate(order: list, grads: dict, run_node: Callable) -> None:
+def backpropagate(order: list, grads: dict, run_node: "Callable") -> None:
     """Run each node of ``order`` on the gradients that reached it; pass its results on.
 
     ``grads`` maps a node to a list holding, for each of its outputs, the gradient summed there

@@ -44,7 +44,7 @@ def _host(t: Any) -> np.ndarray:
 
 
 @piece("02.7")
-def numerical_jacobian(f: Callable, x: "Tensor", eps: float = 1e-6) -> "Tensor":
+def numerical_jacobian(f: "Callable", x: "Tensor", eps: float = 1e-6) -> "Tensor":
     """``d f(x) / d x`` by central differences, a float64 tensor of ``x.numel()`` rows and
     ``f(x).numel()`` columns: row ``k`` is ``(f(x + eps e_k) - f(x - eps e_k)) / (2 eps)``, where
     element ``k`` of ``x`` is nudged in place (and put back)."""

@@ -59,8 +59,8 @@ def _checked(cls: type) -> type:
                                "call .backward() without passing the `inputs` argument.")
         return cls.backward(ctx, *grads)
 
-    return type(cls.__name__, (cls,), {"backward": staticmethod(backward),
-                                       "__doc__": cls.__doc__})
+    return type(cls)(cls.__name__, (cls,), {"backward": staticmethod(backward),
+                                            "__doc__": cls.__doc__})
 
 
 @piece("02.6", wrap=_checked)
