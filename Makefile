@@ -31,7 +31,7 @@ OUT     ?= grades
 N       ?= 100
 TIMEOUT ?= 10
 
-.PHONY: help venv lab test checks book exercises colab check grade bench-grade bench clean
+.PHONY: help venv lab test checks book exercises colab check mine grade bench-grade bench clean
 
 help: ## list the targets
 	@echo "usage: make <target> [JOBS=2|auto] [PORT=8888]"
@@ -70,6 +70,9 @@ colab: $(STAMP) ## regenerate notebooks/{zh,en}/ for Colab
 
 check: $(STAMP) ## students: run your exercises' visible tests, print a verdict table
 	$(BOOKKIT) grade
+
+mine: $(STAMP) ## students: run the book's tests and chapters on your own pieces [MINE=exercises]
+	$(BOOKKIT) mine $(if $(MINE),--source "$(MINE)") --jobs $(if $(filter auto,$(JOBS)),$(shell nproc),$(JOBS))
 
 grade: $(STAMP) ## instructors: grade SUBMISSIONS=<dir> [OUT=grades] [JOBS=2] [TIMEOUT=10 s/test]
 	@if [ -z "$(SUBMISSIONS)" ]; then \
