@@ -4,14 +4,15 @@
 * ``graph.py``        — nodes (``grad_fn``) and how ops record themselves
 * ``anomaly_mode.py`` — detect_anomaly: find the forward op whose backward produced NaN
 * ``engine.py``       — the non-recursive backward pass
+* ``piece_op.py``     — a piece written with tensor ops, run as one fused graph node
 * ``api.py``          — ``backward`` and ``grad``, the entry points (and ``Tensor.backward``)
 * ``function.py``     — custom operations: ``autograd.Function`` with ``ctx``
 * ``gradcheck.py``    — gradcheck / gradgradcheck: autograd against finite differences
 
-The package spans two layers of mytorch's stack (docs/architecture.md). The graph machinery
-(``graph``, ``anomaly_mode``, ``engine``) sits *below* the operations, which record their nodes with
-``graph.record``; ``api``, ``function`` and ``gradcheck`` sit *above* them, since they compute with
-tensor operations. Python runs this file before any of its modules, even for
+The package spans layers of mytorch's stack (docs/architecture.md). The graph machinery
+(``graph``, ``anomaly_mode``, ``engine``, ``piece_op``) sits *below* the operations, which record
+their nodes with ``graph.record``; ``api``, ``function`` and ``gradcheck`` sit *above* them, since
+they compute with tensor operations. Python runs this file before any of its modules, even for
 ``import mytorch.autograd.graph`` from inside an operation, so it imports nothing but the grad-mode
 switches (at the very bottom of the stack): every other public name is looked up in its module on
 first use (PEP 562 ``__getattr__``).
