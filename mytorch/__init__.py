@@ -41,7 +41,8 @@ from ._printing import set_printoptions  # noqa: F401  (torch: _tensor_str.get_p
 from . import _tensor_str  # noqa: F401
 from . import autograd, cuda, distributions, linalg, return_types, special, utils  # noqa: F401
 from . import nn  # noqa: F401
-from . import optim  # noqa: F401,E402
+from . import optim, serialization  # noqa: F401,E402
+from .serialization import load, save  # noqa: F401,E402
 from .nn._functional.activation import log_softmax_ as log_softmax, softmax_ as softmax  # noqa: F401
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa: F401
                        no_grad, set_grad_enabled)
