@@ -13,10 +13,12 @@ layout where it teaches something:
 3. ``_tensor.py``: the Tensor class (data, shape/strides/device, conversions); ``_printing.py``
 4. ``autograd/graph.py`` (the nodes ops record), ``autograd/engine.py`` (the backward pass)
 5. operations: ``_creation.py`` (tensor/zeros/arange...), ``_ops/`` by family (pointwise,
-   reduction, shape, indexing, linalg, ...), ``random.py``, ``linalg/``, ``special/``, ``cuda/``
+   reduction, shape, indexing, linalg, ...), ``random.py``, ``linalg/``, ``special/``, ``cuda/``,
+   ``accelerator.py``
 6. the autograd API: ``autograd.backward``/``grad`` (``autograd/api.py``), ``autograd.Function``,
    ``gradcheck``; ``utils/checkpoint.py``, ``distributions/``
 7. ``nn/``
+8. ``optim/``, ``serialization.py`` (``save``/``load``); ``utils/data/`` later
 
 A ``Tensor`` method that needs an upper layer (every op, ``to``, ``backward``) is attached to the
 class by that layer, with ``tensor_method``.
@@ -33,7 +35,7 @@ from ._dtype import (bool, cdouble, cfloat, complex64, complex128, double, dtype
                      float, float16, float32, float64, get_default_dtype, half, iinfo, int,
                      int8, int16, int32, int64, long, promote_types, can_cast,
                      set_default_dtype, short, uint8, uint16, uint32, uint64)
-from ._device import device
+from ._device import device, get_default_device, set_default_device  # noqa: F401
 from ._layout import channels_last, contiguous_format, layout, memory_format, preserve_format, strided
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
@@ -68,6 +70,8 @@ from ._ops.random_ops import *  # noqa: F401,F403
 from ._ops.special import *  # noqa: F401,F403
 from ._legacy import CPU_TYPES as _CPU_TYPES  # (and the legacy Tensor(2, 3))
 from . import cuda, linalg, return_types, special  # noqa: F401
+from .linalg import _torch_svd as svd, pinverse  # noqa: F401
+from . import accelerator  # noqa: F401
 from .functional import norm  # noqa: F401  (torch.norm, on top of torch.linalg)
 
 # ---------------------------------------------------------------- 6. the autograd API
@@ -77,6 +81,10 @@ from .utils import checkpoint as _checkpoint  # noqa: F401  (torch.utils.checkpo
 # ---------------------------------------------------------------- 7. neural networks
 from . import nn  # noqa: F401
 from .nn._functional.activation import log_softmax_ as log_softmax, softmax_ as softmax  # noqa: F401
+
+# ---------------------------------------------------------------- 8. training: optimizers, saving
+from . import optim, serialization  # noqa: F401
+from .serialization import load, save  # noqa: F401
 
 globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, ... (legacy type objects)
 for _name in autograd.__all__:  # autograd names its API lazily (its graph sits below the ops)

@@ -8,14 +8,15 @@
 * ``api.py``          — ``backward`` and ``grad``, the entry points (and ``Tensor.backward``)
 * ``function.py``     — custom operations: ``autograd.Function`` with ``ctx``
 * ``gradcheck.py``    — gradcheck / gradgradcheck: autograd against finite differences
+* ``variable.py``     — ``Variable``, the pre-0.4 wrapper: now it just returns a tensor
 
 The package spans layers of mytorch's stack (docs/architecture.md). The graph machinery
 (``graph``, ``anomaly_mode``, ``engine``, ``piece_op``) sits *below* the operations, which record
-their nodes with ``graph.record``; ``api``, ``function`` and ``gradcheck`` sit *above* them, since
-they compute with tensor operations. Python runs this file before any of its modules, even for
-``import mytorch.autograd.graph`` from inside an operation, so it imports nothing but the grad-mode
-switches (at the very bottom of the stack): every other public name is looked up in its module on
-first use (PEP 562 ``__getattr__``).
+their nodes with ``graph.record``; ``api``, ``function``, ``gradcheck`` and ``variable`` sit
+*above* them: they are the user's entry points and compute with tensor operations. Python runs
+this file before any of its modules, even for ``import mytorch.autograd.graph`` from inside an
+operation, so it imports nothing but the grad-mode switches (at the very bottom of the stack):
+every other public name is looked up in its module on first use (PEP 562 ``__getattr__``).
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "in
            "is_grad_enabled", "is_inference_mode_enabled", "Node", "Function", "FunctionCtx",
            "once_differentiable", "gradcheck", "gradgradcheck", "GradcheckError",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
-           "is_anomaly_check_nan_enabled", "graph"]
+           "is_anomaly_check_nan_enabled", "graph", "Variable"]
 
 
 def __getattr__(name: str) -> Any:
@@ -50,6 +51,8 @@ def __getattr__(name: str) -> Any:
     elif name in ("gradcheck", "gradgradcheck", "GradcheckError"):
         # (this binds the function gradcheck over the submodule of the same name, as in torch)
         from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
+    elif name == "Variable":
+        from .variable import Variable  # noqa: F401
     else:
         raise AttributeError(f"module 'mytorch.autograd' has no attribute '{name}'")
     found = {k: v for k, v in locals().items() if k != "name"}
