@@ -42,6 +42,7 @@ from . import _tensor_str  # noqa: F401
 from . import autograd, cuda, distributions, linalg, return_types, special, utils  # noqa: F401
 from . import nn  # noqa: F401
 from . import backends  # noqa: F401
+from . import distributed, multiprocessing  # noqa: F401
 from .backends import (are_deterministic_algorithms_enabled,  # noqa: F401
                        is_deterministic_algorithms_warn_only_enabled, use_deterministic_algorithms)
 from .nn._functional.activation import log_softmax_ as log_softmax, softmax_ as softmax  # noqa: F401

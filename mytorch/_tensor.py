@@ -611,6 +611,18 @@ class Tensor:
             return RemovableHandle(self._leaf_hooks, hook)
         return self.grad_fn._add_tensor_hook(self._output_nr, hook)
 
+    def register_post_accumulate_grad_hook(self, hook: Callable[["Tensor"], None]) -> Any:
+        """Call ``hook(self)`` after a backward pass has added into this leaf's ``.grad`` (how
+        ``DistributedDataParallel`` learns that a gradient is ready to be all-reduced)."""
+        from .utils.hooks import RemovableHandle
+
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        hooks = self.__dict__.setdefault("_post_acc_hooks", [])
+        return RemovableHandle(hooks, hook)
+
     def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Sequence["Tensor"] | None = None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``."""
