@@ -22,7 +22,7 @@ import time
 import traceback
 from typing import Any
 
-__all__ = ["DistError", "DistBackendError", "PeerFailure", "mpi", "start", "rank", "size",
+__all__ = ["DistError", "DistBackendError", "peer_failure", "mpi", "start", "rank", "size",
            "notify_failure", "poll", "status_of_others", "record_failure", "set_waiting"]
 
 TAG_FAIL, TAG_QUERY, TAG_REPLY = 1, 2, 3
@@ -40,12 +40,11 @@ class DistBackendError(DistError):
 DistError.__module__ = DistBackendError.__module__ = "mytorch.distributed"
 
 
-class PeerFailure(DistBackendError):
-    """Another rank failed; ``origin`` is its rank."""
-
-    def __init__(self, message: str, origin: int) -> None:
-        super().__init__(message)
-        self.origin = origin
+def peer_failure(message: str, origin: int) -> DistBackendError:
+    """The error a rank raises when rank ``origin`` failed (``.origin`` tells which)."""
+    err = DistBackendError(message)
+    err.origin = origin  # type: ignore[attr-defined]
+    return err
 
 
 _state: dict[str, Any] = {"MPI": None, "ctrl": None, "failed": None, "waiting": None,
@@ -107,7 +106,7 @@ def notify_failure(summary: str) -> None:
 
 
 def poll() -> None:
-    """Read the control channel: raise ``PeerFailure`` for a failure notice, answer queries."""
+    """Read the control channel: raise ``DistBackendError`` for a failure notice, answer queries."""
     ctrl = _state["ctrl"]
     if ctrl is None:
         return
@@ -119,7 +118,7 @@ def poll() -> None:
         msg = ctrl.recv(source=status.Get_source(), tag=status.Get_tag())
         if status.Get_tag() == TAG_FAIL:
             where = _state["waiting"] or "its work"
-            err = PeerFailure(f"rank {msg['rank']} failed: {msg['error']} (rank {ctrl.Get_rank()} "
+            err = peer_failure(f"rank {msg['rank']} failed: {msg['error']} (rank {ctrl.Get_rank()} "
                               f"stopped while in {where})", msg["rank"])
             _state["failed"] = err
             raise err
@@ -153,7 +152,7 @@ def status_of_others(wait: float = 0.5) -> dict[int, str | None]:
 def record_failure(exc: BaseException) -> None:
     """What a rank does when it stops with an exception: notify the others (unless it only
     relays a peer's failure) and write the error file the launcher reports from."""
-    origin = exc.origin if isinstance(exc, PeerFailure) else None
+    origin = getattr(exc, "origin", None)
     summary = f"{type(exc).__name__}: {exc}"
     if origin is None:
         notify_failure(summary)

@@ -192,8 +192,9 @@ class DistributedDataParallel(Module):
         bucket.buffer.div_(dist.get_world_size(self.process_group))
         bucket.work = dist.all_reduce(bucket.buffer, group=self.process_group, async_op=True)
         if self.timeline is not None:
+            waiting = sum(len(b.params) - len(b.ready) for b in self._buckets)
             self.timeline.append({"bucket": bucket.index, "event": "launch",
-                                  "time": time.perf_counter(),
+                                  "time": time.perf_counter(), "grads_not_ready": waiting,
                                   "bytes": bucket.buffer.numel() * bucket.buffer.element_size()})
 
     def _finish(self) -> None:
