@@ -348,3 +348,29 @@ def test_gpu_marker_skips_only_without_gpu(request):
 
 def test_numpy_unchanged_by_cuda_module():
     assert np.asarray(mytorch.ones(2)).tolist() == [1.0, 1.0]
+
+
+# ----------------------------------------------------------------------------- the device rule (09.1)
+def test_common_device_piece():
+    from mytorch._ops._operands import common_device
+
+    assert REGISTRY["common_device"].exercise == "09.1"
+    cpu = mytorch.ones(2)
+    assert common_device([cpu, mytorch.tensor(1.0)]) == mytorch.device("cpu")
+
+
+def test_common_device_rule_on_the_simulated_device(sim, monkeypatch):
+    from mytorch._ops._operands import common_device
+
+    c0, c1 = mytorch.ones(2, device="cuda:0"), mytorch.ones(2, device="cuda:1")
+    s_cpu, s_c1 = mytorch.tensor(2.0), mytorch.tensor(2.0, device="cuda:1")
+    assert common_device([c0, s_cpu]) == common_device([s_cpu, c0]) == mytorch.device("cuda:0")
+    assert common_device([s_cpu, s_c1]) == mytorch.device("cuda:1")
+    assert common_device([c0, c1]) is None and common_device([c0, mytorch.ones(2)]) is None
+    assert common_device([s_c1, mytorch.ones(2)]) is None  # only CPU scalars act as numbers
+    asked = []
+    monkeypatch.setattr(mytorch._pieces.pieces, "common_device",
+                        lambda ts: asked.append(len(ts)) or common_device(ts))
+    assert (c0 * s_cpu).device == mytorch.device("cuda:0") and asked
+    with pytest.raises(RuntimeError, match="cuda:0 and cuda:1"):
+        c0 + c1

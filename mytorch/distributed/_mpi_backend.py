@@ -13,6 +13,7 @@ Tensors on a CUDA device are staged through host memory (MPI sees host buffers o
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Callable
 
@@ -151,6 +152,8 @@ class ProcessGroupMPI:
                     self._timed_out(what, limit)
                 if elapsed > 0.05:  # a long wait: let the other processes have the core
                     time.sleep(0.0002)
+                else:  # more ranks than free cores: the peer we wait for may need this one
+                    os.sched_yield()
         except MPI.Exception as e:
             raise DistBackendError(f"{what} failed in MPI on rank {self.rank}: {e}") from None
         finally:
@@ -363,6 +366,8 @@ class _RecvWork(Work):
                         self._group._timed_out(self._what, limit)
                     if elapsed > 0.05:
                         time.sleep(0.0002)
+                    else:
+                        os.sched_yield()
             finally:
                 _world.set_waiting(None)
             self._complete()
