@@ -71,7 +71,7 @@ def quietly(fn: Callable) -> Callable:
 
 
 @piece("09.1")
-def common_device(tensors):
+def common_device(tensors: list) -> "device | None":
     """The device an operation on ``tensors`` runs on and puts its result on, or ``None`` when
     they live on different devices. A 0-dim CPU tensor counts as a plain number: it may join
     tensors of any device (``x_cuda * torch.tensor(2.0)`` works, ``x_cuda * x_cpu`` does not)."""

@@ -23,7 +23,8 @@ import traceback
 from typing import Any
 
 __all__ = ["DistError", "DistBackendError", "peer_failure", "mpi", "start", "rank", "size",
-           "notify_failure", "poll", "status_of_others", "record_failure", "set_waiting"]
+           "notify_failure", "poll", "status_of_others", "record_failure", "set_waiting",
+           "user_traceback"]
 
 TAG_FAIL, TAG_QUERY, TAG_REPLY = 1, 2, 3
 
@@ -162,7 +163,17 @@ def record_failure(exc: BaseException) -> None:
         with open(path, "w") as f:
             json.dump({"rank": me, "origin": me if origin is None else origin, "error": summary,
                        "time": time.time(),
-                       "traceback": "".join(traceback.format_exception(exc))}, f)
+                       "traceback": user_traceback(exc)}, f)
+
+
+def user_traceback(exc: BaseException) -> str:
+    """``exc``'s traceback from the script's own frames on (the launcher's bootstrap and runpy
+    are left out)."""
+    tb = exc.__traceback__
+    while tb is not None and (tb.tb_frame.f_code.co_filename.endswith("distributed/run.py")
+                              or tb.tb_frame.f_code.co_filename == "<frozen runpy>"):
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__))
 
 
 def _install_excepthook() -> None:

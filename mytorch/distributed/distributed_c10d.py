@@ -511,7 +511,7 @@ def _fast_ring_all_reduce(flat, rank, world_size):
 
 
 @piece("12.1", fast=_fast_ring_all_reduce)
-def ring_all_reduce(flat, rank, world_size):
+def ring_all_reduce(flat: "Tensor", rank: int, world_size: int) -> "Tensor":
     """Sum the 1-D tensor ``flat`` over all ranks, in place, with messages around a ring.
 
     Cut ``flat`` into ``world_size`` chunks. Each rank sends to its right neighbour and receives
@@ -546,7 +546,7 @@ def _fast_tree_broadcast(tensor, src, rank, world_size):
 
 
 @piece("12.4", fast=_fast_tree_broadcast)
-def tree_broadcast(tensor, src, rank, world_size):
+def tree_broadcast(tensor: "Tensor", src: int, rank: int, world_size: int) -> "Tensor":
     """Copy ``tensor`` from rank ``src`` to every rank in ceil(log2 N) rounds of send/recv.
 
     Number the ranks from the source (``me = 0`` is the source). In the round with step ``k``

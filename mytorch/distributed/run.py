@@ -28,7 +28,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import traceback
 import uuid
 from typing import Any
 
@@ -151,10 +150,7 @@ def _worker(argv: list[str]) -> None:
     except BaseException as e:  # noqa: BLE001 - every failure must reach the other ranks
         _world.record_failure(e)
         who = f"[rank {os.environ.get('RANK', '?')}]"
-        tb = e.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename in (__file__, "<frozen runpy>"):
-            tb = tb.tb_next  # start at the script's own frames
-        text = "".join(traceback.format_exception(type(e), e, tb)).rstrip("\n")
+        text = _world.user_traceback(e).rstrip("\n")
         sys.stderr.write(f"{who} " + text.replace("\n", f"\n{who} ") + "\n")
         sys.stderr.flush()
         raise SystemExit(1) from None

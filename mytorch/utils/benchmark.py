@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Any
+from typing import Any, Callable
 
 import mytorch as torch
 
@@ -18,7 +18,7 @@ __all__ = ["Timer", "Measurement", "time_cuda"]
 
 
 @piece("09.2")
-def time_cuda(fn, warmup=3, repeat=10):
+def time_cuda(fn: "Callable", warmup: int = 3, repeat: int = 10) -> float:
     """Seconds one call of ``fn()`` takes, measured the right way for asynchronous GPU work.
 
     The first calls are slow (kernels are compiled, the memory pool fills), so run a few and

@@ -23,7 +23,7 @@ __all__ = ["DataParallel", "data_parallel", "scatter_batch", "gather_outputs", "
 
 
 @piece("09.3")
-def scatter_batch(batch, devices, dim):
+def scatter_batch(batch: "Tensor", devices: list, dim: int) -> list:
     """Split ``batch`` along ``dim`` into one chunk per device (as ``chunk`` splits: equal sizes
     but the last) and move chunk i to ``devices[i]``; there may be fewer chunks than devices."""
     chunks = batch.chunk(len(devices), dim)
@@ -31,7 +31,7 @@ def scatter_batch(batch, devices, dim):
 
 
 @piece("09.4")
-def gather_outputs(outputs, device, dim):
+def gather_outputs(outputs: list, device: "device", dim: int) -> "Tensor":
     """The replicas' outputs, moved to ``device`` and concatenated along ``dim`` (the moves are
     differentiable: backward sends each part of the gradient back to its device)."""
     return torch.cat([out.to(device) for out in outputs], dim)

@@ -33,7 +33,7 @@ _FIRST_BUCKET_BYTES = 1024 * 1024  # torch's: a small first bucket starts commun
 
 
 @piece("12.3")
-def assign_buckets(sizes, bucket_cap, first_bucket_cap):
+def assign_buckets(sizes: list, bucket_cap: int, first_bucket_cap: int) -> list:
     """Group consecutive parameters (``sizes``: their gradients' bytes, in the order the
     gradients become ready) into buckets: a bucket is closed as soon as it holds at least its
     cap (``first_bucket_cap`` for the first, ``bucket_cap`` after). Returns lists of indices."""

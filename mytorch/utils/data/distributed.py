@@ -30,7 +30,8 @@ __all__ = ["DistributedSampler", "distributed_indices"]
 
 
 @piece("12.2")
-def distributed_indices(n, num_replicas, rank, shuffle, seed, epoch, drop_last):
+def distributed_indices(n: int, num_replicas: int, rank: int, shuffle: bool, seed: int,
+                        epoch: int, drop_last: bool) -> list:
     """The indices rank ``rank`` of ``num_replicas`` reads from a data set of ``n`` items.
 
     Order: a permutation drawn from ``seed + epoch`` (the same on every rank) or ``0 .. n-1``.
