@@ -374,3 +374,44 @@ def test_common_device_rule_on_the_simulated_device(sim, monkeypatch):
     assert (c0 * s_cpu).device == mytorch.device("cuda:0") and asked
     with pytest.raises(RuntimeError, match="cuda:0 and cuda:1"):
         c0 + c1
+
+
+# ----------------------------------------------------------------------------- DataParallel (09.3, 09.4)
+def test_data_parallel_splits_the_batch_and_sums_the_gradients(sim, monkeypatch):
+    from mytorch import nn
+    from mytorch.nn.parallel.data_parallel import gather_outputs, scatter_batch
+
+    assert REGISTRY["scatter_batch"].exercise == "09.3" and REGISTRY["gather_outputs"].exercise == "09.4"
+    mytorch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)).to("cuda:0")
+    x = mytorch.randn(5, 3, device="cuda:0")
+    model(x).pow(2).sum().backward()
+    single = [p.grad.cpu().numpy().copy() for p in model.parameters()]
+    model.zero_grad()
+    seen = []
+    monkeypatch.setattr(mytorch._pieces.pieces, "scatter_batch",
+                        lambda b, d, dim: seen.append([str(v) for v in d]) or scatter_batch(b, d, dim))
+    dp = nn.DataParallel(model)
+    assert dp.device_ids == [mytorch.device("cuda:0"), mytorch.device("cuda:1")]
+    out = dp(x)
+    assert_on_device(out, "cuda:0")
+    assert seen == [["cuda:0", "cuda:1"]]
+    out.pow(2).sum().backward()
+    for p, g in zip(model.parameters(), single):
+        assert_on_device(p.grad, "cuda:0")
+        np.testing.assert_allclose(p.grad.cpu().numpy(), g, rtol=1e-5, atol=1e-6)
+    chunks = scatter_batch(x, [mytorch.device("cuda:1"), mytorch.device("cuda:0")], 0)
+    assert [tuple(c.shape) for c in chunks] == [(3, 3), (2, 3)] and chunks[0].device.index == 1
+    back = gather_outputs(chunks, mytorch.device("cuda:0"), 0)
+    assert_on_device(back, "cuda:0")
+    assert back.cpu().tolist() == x.cpu().tolist()
+
+
+def test_data_parallel_without_devices_runs_the_module(no_cuda):
+    from mytorch import nn
+
+    m = nn.Linear(3, 2)
+    x = mytorch.randn(4, 3)
+    dp = nn.DataParallel(m)
+    assert dp.device_ids == [] and mytorch.equal(dp(x), m(x))
+    assert list(dp.state_dict()) == ["module.weight", "module.bias"]  # torch's key prefix
