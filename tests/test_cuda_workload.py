@@ -126,3 +126,35 @@ def test_a_training_step_on_the_device(cuda):
         losses.append(loss.item())
     assert losses[-1] < losses[0]
     _device_data(next(model.parameters()))
+
+
+OPTIMIZERS = {
+    "sgd_momentum": lambda ps: mytorch.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+    "adam": lambda ps: mytorch.optim.Adam(ps, lr=0.01, amsgrad=True),
+    "adamw": lambda ps: mytorch.optim.AdamW(ps, lr=0.01),
+    "rmsprop": lambda ps: mytorch.optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True),
+    "adagrad": lambda ps: mytorch.optim.Adagrad(ps, lr=0.1),
+    "adadelta": lambda ps: mytorch.optim.Adadelta(ps),
+    "adamax": lambda ps: mytorch.optim.Adamax(ps, lr=0.01),
+}
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_optimizers_step_on_the_device_like_on_the_cpu(cuda, name):
+    mytorch.manual_seed(0)
+    cpu_model = nn.Linear(4, 3)
+    dev_model = copy.deepcopy(cpu_model).to(cuda)
+    x = mytorch.randn(6, 4)
+    for model, dev in ((cpu_model, "cpu"), (dev_model, cuda)):
+        opt = OPTIMIZERS[name](model.parameters())
+        for _ in range(3):
+            opt.zero_grad()
+            model(x.to(dev)).pow(2).mean().backward()
+            opt.step()
+    for pd, pc in zip(dev_model.parameters(), cpu_model.parameters()):
+        _device_data(pd)
+        np.testing.assert_allclose(pd.detach().cpu().numpy(), pc.detach().numpy(), rtol=1e-5, atol=1e-6)
+    state = next(iter(opt.state.values()))
+    for v in state.values():
+        if isinstance(v, mytorch.Tensor) and v.dim() > 0:
+            _device_data(v)
