@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .._device import device as _device
 from ._lazy import backend, backend_or_none, device_index
 
 __all__ = ["Stream", "Event", "StreamContext", "stream", "current_stream", "default_stream",
@@ -39,8 +40,6 @@ class Stream:
 
     @property
     def device(self) -> Any:
-        from .._device import device as _device
-
         return _device("cuda", self.device_index)
 
     def query(self) -> bool:

@@ -32,7 +32,7 @@ import mytorch.distributed as dist
 from .._creation import from_numpy
 from .._pieces import piece, pieces
 from .._tensor import Tensor
-from . import _world
+from . import _nccl_backend, _world
 from ._mpi_backend import ProcessGroupMPI, Work
 
 __all__ = ["Backend", "ReduceOp", "GroupMember", "Work", "ProcessGroup", "init_process_group",
@@ -133,8 +133,6 @@ def is_gloo_available() -> bool:
 
 
 def is_nccl_available() -> bool:
-    from . import _nccl_backend
-
     return _nccl_backend.available()
 
 
@@ -161,8 +159,6 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         name = Backend("gloo")
     seconds = (timeout or default_pg_timeout).total_seconds()
     if name == "nccl":
-        from . import _nccl_backend
-
         engine = _nccl_backend.ProcessGroupNCCL.world(seconds)
     else:
         engine = ProcessGroupMPI.world(seconds)

@@ -31,6 +31,8 @@ import tempfile
 import uuid
 from typing import Any
 
+from . import _world  # MPI itself is imported only by the ranks (_world.mpi)
+
 __all__ = ["main", "get_args_parser", "mpiexec_command"]
 
 
@@ -128,8 +130,6 @@ def _report(run_dir: str, code: int) -> int:
 
 def _worker(argv: list[str]) -> None:
     """One rank: join MPI first, then run the script as __main__, reporting any failure."""
-    from . import _world  # the launcher itself never imports MPI
-
     module = argv and argv[0] == "--module"
     argv = argv[1:] if module else argv
     if argv and argv[0] == "--no-python":
