@@ -394,6 +394,11 @@ class Module:
         pieces.apply_to_tensors(self, fn)
         return self
 
+    def share_memory(self) -> "Module":
+        """Move every parameter and buffer to shared memory, so that processes forked (or sent
+        the module) afterwards all read and update the same numbers (Hogwild)."""
+        return self._apply(lambda t: t.share_memory_())
+
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         """Move and/or cast in place: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
         ``to(tensor)``. Only floating point (and complex) tensors change dtype.
