@@ -8,17 +8,19 @@ layer; ``make checks`` and tests/test_layers.py enforce it). Where things live, 
 layout where it teaches something:
 
 1. base: ``_dtype.py`` (dtypes, type promotion), ``_device.py`` (devices and their array
-   backends), ``_layout.py``, ``autograd/grad_mode.py`` (no_grad...), ``utils/hooks.py``
+   backends), ``_layout.py``, ``autograd/grad_mode.py`` (no_grad...), ``utils/hooks.py``,
+   ``backends/`` (flags)
 2. ``_storage.py``: the flat memory that views share
 3. ``_tensor.py``: the Tensor class (data, shape/strides/device, conversions); ``_printing.py``
 4. ``autograd/graph.py`` (the nodes ops record), ``autograd/engine.py`` (the backward pass)
 5. operations: ``_creation.py`` (tensor/zeros/arange...), ``_ops/`` by family (pointwise,
-   reduction, shape, indexing, linalg, ...), ``random.py``, ``linalg/``, ``special/``, ``cuda/``,
-   ``accelerator.py``
+   reduction, shape, indexing, linalg, ...), ``random.py``, ``linalg/``, ``special/``, ``cuda/``
+   (GPU devices through CuPy), ``accelerator.py``
 6. the autograd API: ``autograd.backward``/``grad`` (``autograd/api.py``), ``autograd.Function``,
-   ``gradcheck``; ``utils/checkpoint.py``, ``distributions/``
+   ``gradcheck``; ``utils/checkpoint.py``, ``distributions/``, ``distributed/``
 7. ``nn/``
-8. ``optim/``, ``serialization.py`` (``save``/``load``); ``utils/data/`` later
+8. ``optim/``, ``serialization.py`` (``save``/``load``), ``multiprocessing/``,
+   ``utils/benchmark.py``; ``utils/data/``
 
 A ``Tensor`` method that needs an upper layer (every op, ``to``, ``backward``) is attached to the
 class by that layer, with ``tensor_method``.
@@ -39,6 +41,9 @@ from ._device import device, get_default_device, set_default_device  # noqa: F40
 from ._layout import channels_last, contiguous_format, layout, memory_format, preserve_format, strided
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
+from . import backends  # noqa: F401
+from .backends import (are_deterministic_algorithms_enabled,  # noqa: F401
+                       is_deterministic_algorithms_warn_only_enabled, use_deterministic_algorithms)
 
 # ---------------------------------------------------------------- 2. storage
 from ._storage import TypedStorage, UntypedStorage  # noqa: F401
@@ -74,8 +79,8 @@ from .linalg import _torch_svd as svd, pinverse  # noqa: F401
 from . import accelerator  # noqa: F401
 from .functional import norm  # noqa: F401  (torch.norm, on top of torch.linalg)
 
-# ---------------------------------------------------------------- 6. the autograd API
-from . import autograd, distributions, utils  # noqa: F401
+# ------------------------------------------------ 6. the autograd API; distributions, distributed
+from . import autograd, distributed, distributions, utils  # noqa: F401
 from .utils import checkpoint as _checkpoint  # noqa: F401  (torch.utils.checkpoint works at once)
 
 # ---------------------------------------------------------------- 7. neural networks
@@ -83,13 +88,14 @@ from . import nn  # noqa: F401
 from .nn._functional.activation import log_softmax_ as log_softmax, softmax_ as softmax  # noqa: F401
 
 # ---------------------------------------------------------------- 8. training: optimizers, saving
-from . import optim, serialization  # noqa: F401
+from . import multiprocessing, optim, serialization  # noqa: F401
 from .serialization import load, save  # noqa: F401
+from .utils import benchmark as _benchmark  # noqa: F401  (its time_cuda piece registers)
 
 globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, ... (legacy type objects)
 for _name in autograd.__all__:  # autograd names its API lazily (its graph sits below the ops)
     getattr(autograd, _name)
-del _name, _conversions, _checkpoint, _CPU_TYPES
+del _name, _conversions, _checkpoint, _benchmark, _CPU_TYPES
 
 __version__ = "0.1.0"
 

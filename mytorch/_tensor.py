@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from . import _dtype as D
-from ._device import CPU, as_device, cuda_backend, device, xp_for
+from ._device import CPU, as_device, cuda_backend, cuda_backend_or_none, device, xp_for
 from ._layout import channels_last, contiguous_format, strided
 from ._printing import tensor_repr
 from ._storage import TypedStorage, UntypedStorage, warn_typed_storage, with_empty_strides
@@ -349,17 +349,26 @@ class Tensor:
     # All of these call ``to``, attached by _ops/conversions.py (it records ToCopyBackward0).
     def cuda(self, device: Any = None, non_blocking: bool = False) -> "Tensor":
         """Copy to a CUDA device (``cuda:device``, or the current one); ``self`` if already there."""
-        return self.to(as_device("cuda" if device is None else device))
+        return self.to(as_device("cuda" if device is None else device), non_blocking=non_blocking)
 
     def cpu(self) -> "Tensor":
         return self.to(CPU)
 
     def pin_memory(self) -> "Tensor":
-        """Page-locked memory speeds up host→GPU copies; here it returns a (CPU) copy-free alias."""
-        return self
+        """A copy in page-locked (pinned) host memory, which the GPU copies from faster and
+        asynchronously (``.to('cuda', non_blocking=True)``); ``self`` if already pinned."""
+        if self._device.type != "cpu":
+            raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+        backend = cuda_backend_or_none()
+        if backend is None:
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        if backend.is_pinned(self._data):
+            return self
+        return Tensor._wrap(backend.pin(self._data), CPU)
 
     def is_pinned(self) -> bool:
-        return False
+        backend = cuda_backend_or_none()
+        return self._device.type == "cpu" and backend is not None and backend.is_pinned(self._data)
 
     def float(self) -> "Tensor":
         return self.to(D.float32)
@@ -532,6 +541,16 @@ class Tensor:
                 self._leaf_hooks = []
             return RemovableHandle(self._leaf_hooks, hook)
         return self.grad_fn._add_tensor_hook(self._output_nr, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[["Tensor"], None]) -> Any:
+        """Call ``hook(self)`` after a backward pass has added into this leaf's ``.grad`` (how
+        ``DistributedDataParallel`` learns that a gradient is ready to be all-reduced)."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        hooks = self.__dict__.setdefault("_post_acc_hooks", [])
+        return RemovableHandle(hooks, hook)
 
     def __getattr__(self, name: str) -> Any:
         raise AttributeError(f"'Tensor' object has no attribute '{name}'")

@@ -6,7 +6,8 @@ not check:
 
 * no import cycle at all, even between modules of the same layer: every strongly connected
   component of mytorch's import graph (function-level imports included, ``TYPE_CHECKING`` imports
-  excluded) is a single module;
+  and a module's imports of its own ancestor packages excluded, see ``_graph``) is one module;
+* every module has a layer;
 * Python's package rule: importing ``mytorch.autograd.graph`` first runs
   ``mytorch/autograd/__init__.py``. A package whose children sit in different layers must not
   load its upper children from ``__init__`` (it names them lazily instead), or importing a low
@@ -27,7 +28,22 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _graph() -> grimp.ImportGraph:
-    return grimp.build_graph("mytorch", exclude_type_checking_imports=True, cache_dir=None)
+    """mytorch's import graph, without the imports of a module's own ancestor packages.
+
+    ``import mytorch as torch`` (or ``import mytorch.distributed as dist`` inside
+    ``mytorch.distributed``) is how a module writes its pieces with the public API, exactly as a
+    student's notebook does. Python has started the ancestor before the module runs, and the
+    names are looked up at call time, once mytorch/__init__.py has loaded every layer: so it is no
+    dependency between layers (the contract ignores ``mytorch.** -> mytorch`` too).
+    """
+    graph = grimp.build_graph("mytorch", exclude_type_checking_imports=True, cache_dir=None)
+    for module in list(graph.modules):
+        parts = module.split(".")
+        for n in range(1, len(parts)):
+            ancestor = ".".join(parts[:n])
+            if graph.direct_import_exists(importer=module, imported=ancestor):
+                graph.remove_import(importer=module, imported=ancestor)
+    return graph
 
 
 def strongly_connected(graph: grimp.ImportGraph) -> list[list[str]]:

@@ -30,6 +30,7 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     memory_format = kwargs.pop("memory_format", None)
     if memory_format is not None and memory_format.name != "preserve_format":
         return to_memory_format(self.to(*args, **kwargs), memory_format)
+    non_blocking = kwargs.get("non_blocking", False)
     dev, dt, copy = _parse_to(self, args, kwargs)
     if dev == self._device and dt is self.dtype and not copy:
         return self
@@ -42,7 +43,7 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             arr = preserve_layout(arr, self)
     if dev != src_dev:
         if src_dev.type == "cpu":
-            arr = cuda_backend().to_device(arr, dev.index)
+            arr = cuda_backend().to_device(arr, dev.index, non_blocking)
         elif dev.type == "cpu":
             arr = cuda_backend().to_host(arr)
         else:
