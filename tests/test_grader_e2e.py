@@ -88,7 +88,7 @@ def test_feedback_is_bilingual_and_hides_hidden_tests(graded: tuple[Path, Path])
     assert "隐藏测试 / hidden tests: ✗ 未通过 / failed" in partly
     assert "10 plus 32" not in partly and "want" not in partly  # hidden checks: verdict only
     wrong = (out / "feedback" / "wrongname.md").read_text(encoding="utf-8")
-    assert f"`{NAME} (1).md` → 应为 / should be `{NAME}.md`?" in wrong
+    assert f"` {NAME} (1).md ` → 应为 / should be `{NAME}.md`?" in wrong
     corrupt = (out / "feedback" / "corrupt.md").read_text(encoding="utf-8")
     assert "bad JSON" in corrupt
 
