@@ -260,8 +260,7 @@ def grade_class(root: Path, submissions: Path, out: Path, jobs: int = 2,
     write_atomic(out / "summary.csv", summary_csv(results, names))
     write_atomic(out / "seeds.json", seeds_json({p.name: {e: student_seed(p.name, e) for e in names}
                                                  for p in people}))
-    if progress:
-        print(summary_lines(grader.isolation, strays), file=sys.stderr)
+    print(summary_lines(grader.isolation, strays), file=sys.stderr)
     return results
 
 
