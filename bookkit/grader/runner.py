@@ -153,13 +153,7 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
     for modname in ("numpy", "numpy.linalg", "numpy.random", "random", "math", "bookkit.feedback"):
         if sys.modules.get(modname) is not None:
             watch(modname, sys.modules[modname], sys.modules[modname].__dict__)
-    flat_maps = tuple_(m for m in mappings for _ in tuple_(m.keys()))
-    flat_keys = tuple_(k for m in mappings for k in tuple_(m.keys()))
-    flat_values = tuple_(m[k] for m, k in zip(flat_maps, flat_keys, strict=True))
-    sizes = tuple_(map(len_, mappings))
-
-    def lookup(mapping, key):
-        return mapping.get(key, lookup)
+    snapshot = tuple_((m, tuple_(m.keys()), tuple_(m.values())) for m in mappings)  # compared at C speed
 
     import gc
 
@@ -176,15 +170,12 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
         if sum(s["collections"] for s in get_stats()) != gc_runs:
             flags.append("gc (the garbage collector was run or re-enabled)")
             return
-        if tuple_(map(len_, mappings)) == sizes and all(
-                map(is_, map(lookup, flat_maps, flat_keys), flat_values)):
-            return
-        for label, mapping in zip(labels, mappings, strict=True):  # name what changed
-            keys = [k for m, k in zip(flat_maps, flat_keys, strict=True) if m is mapping]
-            bad = [k for m, k, v in zip(flat_maps, flat_keys, flat_values, strict=True)
-                   if m is mapping and lookup(m, k) is not v] + [k for k in mapping if k not in keys]
-            if bad:
-                flags.append(f"{label}.{bad[0]}")
+        for index, (mapping, keys, values) in enumerate(snapshot):
+            if len_(mapping) != len_(values) or not all(map(is_, mapping.values(), values)):
+                before = dict(zip(keys, values))
+                bad = [k for k in keys if mapping.get(k, verify) is not before[k]]
+                bad += [k for k in mapping if k not in before]
+                flags.append(f"{labels[index]}.{bad[0] if bad else '?'}")
                 return
 
     # ---------------------------------------------------------------- plain data out
@@ -478,7 +469,7 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
         if entries:
             local = frame.f_locals
             for name, contents in entries:
-                if contents is None or all(local.get(v, lookup) is c
+                if contents is None or all(local.get(v, verify) is c
                                            for v, c in zip(code.co_freevars, contents, strict=False)):
                     return name
         return forbidden_keys.get((code.co_filename, code.co_qualname))
