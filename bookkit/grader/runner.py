@@ -88,13 +88,47 @@ def _prepare(sys_path: list[str]) -> dict:
             pass
     import bookkit.feedback  # noqa: F401  (setup cells import it: load it while reads are open)
 
+    import gc
+
+    snapshot = _snapshot()
+    gc.collect()
+    gc.freeze()  # what every child inherits is never scanned again: a child's collection takes 1 ms
     del sys.modules["ctypes"]
     before = set(sys.modules)
     from bookkit.grader import jail
 
     private = {name: sys.modules.pop(name) for name in set(sys.modules) - before}
     sys.modules["ctypes"] = None  # type: ignore[assignment]
-    return {"jail": jail, "modules": private}
+    return {"jail": jail, "modules": private, "snapshot": snapshot}
+
+
+def _snapshot() -> tuple[list[str], tuple]:
+    """The library state tests depend on (module dicts and the classes defined in mytorch), taken
+    once in the zygote: every child compares its own state with it."""
+    getattr_, list_, str_, tuple_ = getattr, list, str, tuple
+    labels: list[str] = []
+    mappings: list = []
+    seen_ids: set[int] = set()
+
+    def watch(label: str, owner: object, mapping) -> None:
+        if id(owner) not in seen_ids:
+            seen_ids.add(id(owner))
+            labels.append(label)
+            mappings.append(mapping)
+
+    watch("builtins", builtins, builtins.__dict__)
+    for modname in sorted(m for m in sys.modules if m == "mytorch" or m.startswith("mytorch.")):
+        module = sys.modules[modname]
+        if module is None:
+            continue
+        watch(modname, module, module.__dict__)
+        for value in list_(module.__dict__.values()):
+            if isinstance(value, type) and str_(getattr_(value, "__module__", "")).startswith("mytorch"):
+                watch(f"{value.__module__}.{value.__qualname__}", value, value.__dict__)
+    for modname in ("numpy", "numpy.linalg", "numpy.random", "random", "math", "bookkit.feedback"):
+        if sys.modules.get(modname) is not None:
+            watch(modname, sys.modules[modname], sys.modules[modname].__dict__)
+    return labels, tuple_((m, tuple_(m.keys()), tuple_(m.values())) for m in mappings)
 
 
 def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose: its locals are the child's secrets
@@ -130,30 +164,8 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
     len_, tuple_, list_, int_, float_, str_, repr_ = len, tuple, list, int, float, str, repr
     exc_types = (BaseException,)
 
-    # the library state tests depend on: module dicts and the classes defined in mytorch
-    labels: list[str] = []
-    mappings: list[dict] = []
-    seen_ids: set[int] = set()
-
-    def watch(label: str, owner: object, mapping) -> None:
-        if id(owner) not in seen_ids:
-            seen_ids.add(id(owner))
-            labels.append(label)
-            mappings.append(mapping)
-
-    watch("builtins", builtins, builtins.__dict__)
-    for modname in sorted(m for m in sys.modules if m == "mytorch" or m.startswith("mytorch.")):
-        module = sys.modules[modname]
-        if module is None:
-            continue
-        watch(modname, module, module.__dict__)
-        for value in list_(module.__dict__.values()):
-            if isinstance(value, type) and str_(getattr_(value, "__module__", "")).startswith("mytorch"):
-                watch(f"{value.__module__}.{value.__qualname__}", value, value.__dict__)
-    for modname in ("numpy", "numpy.linalg", "numpy.random", "random", "math", "bookkit.feedback"):
-        if sys.modules.get(modname) is not None:
-            watch(modname, sys.modules[modname], sys.modules[modname].__dict__)
-    snapshot = tuple_((m, tuple_(m.keys()), tuple_(m.values())) for m in mappings)  # compared at C speed
+    labels, snapshot = box.pop()  # the library state tests depend on, snapshot by the zygote
+    mappings = [m for m, _, _ in snapshot]
 
     import gc
 
@@ -780,8 +792,8 @@ def _child(sock, raw: bytearray, fds: list[int], ready: int, private: dict, jail
     os.environ.update(HOME=job["cwd"], TMPDIR=job["cwd"], PATH="/nonexistent", LANG="C.UTF-8",
                       LC_ALL="C.UTF-8")
     del jail, resource, limit
+    box = [private.pop("snapshot"), job]
     private.clear()  # the jail's modules (ctypes, pyseccomp): nothing may keep them alive
-    box = [job]
     del job
     main(box, records)
 
