@@ -86,6 +86,12 @@ ATTACKS: dict[str, list[str]] = {
                      "        if isinstance(value, list) and value in ([], [False]):\n"
                      "            cell.cell_contents = [True]\n"
                      f"return ' '.join(sorted(n for n in names if n in {SECRETS!r})) or 'nothing'", TOTAL, WORD],
+    # through a recorder's __globals__ to the seal's own lists: empty them, then walk up the frames
+    "runner_globals": ["g = f.__globals__\nr = g['check_equal'].__globals__\n"
+                       "r.update(_DENIED_EVENTS=(), _BLOCKED_MODULES=frozenset(), _FRAME_ATTRS=frozenset())\n"
+                       "import sys\ntry:\n    want = sys._getframe(1).f_locals.get('want')\nexcept Exception:\n"
+                       "    want = None\nif isinstance(want, list):\n    return list(want)\n"
+                       "return [f(x) for x in xs] if len(xs) <= 2 else [0] * len(xs)", TOTAL, WORD],
     # a copy of the forbidden function made before the block
     "copy_forbidden": [APPLY, "import types\nif not hasattr(total, 'copy'):\n"
                        "    total.copy = types.FunctionType(fast_total.__code__, fast_total.__globals__)\n"
@@ -159,7 +165,7 @@ def test_honest_students_and_the_exercises_folder(batch) -> None:
         assert table[student] == ALL, (student, table[student])
 
 
-@pytest.mark.parametrize("student", ["lambda_want", "lambda_forge"])
+@pytest.mark.parametrize("student", ["lambda_want", "lambda_forge", "runner_globals"])
 def test_test_namespace_reached_through_a_lambda_earns_nothing(batch, student: str) -> None:
     _, _, table = batch
     assert table[student][0][:2] == ("ex1_apply", 0), table[student]

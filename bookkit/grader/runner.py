@@ -377,6 +377,42 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
             return package_view
         return real_import(name, globals, locals, fromlist, level)
 
+    # Everything test code (and so, through a lambda's __globals__, student code) can reach runs
+    # in a globals dict of its own: the runner's namespace, which the seal looks names up in,
+    # stays out of reach.
+    runner_globals = globals()
+    exposed_globals = {"__builtins__": dict(builtins.__dict__), "__name__": "bookkit.feedback",
+                       "_MAX_TEXT": _MAX_TEXT, "_MAX_ARRAY_BYTES": _MAX_ARRAY_BYTES}
+    function_type = type(main)
+
+    def rehome(function):
+        if typeof(function) is not function_type or function.__globals__ is not runner_globals:
+            return function
+        moved = function_type(function.__code__, exposed_globals, function.__name__,
+                              function.__defaults__, function.__closure__)
+        moved.__kwdefaults__, moved.__qualname__ = function.__kwdefaults__, function.__qualname__
+        return moved
+
+    todo = [*recorders.values(), test_import, _Forbid.__init__, _Forbid.__enter__, _Forbid.__exit__]
+    done_ids: set[int] = set()
+    while todo:
+        function = todo.pop()
+        if id(function) in done_ids or typeof(function) is not function_type:
+            continue
+        done_ids.add(id(function))
+        for cell in function.__closure__ or ():
+            value = cell.cell_contents
+            if typeof(value) is function_type and value.__globals__ is runner_globals:
+                cell.cell_contents = rehome(value)
+                todo.append(cell.cell_contents)
+    for name in list_(recorders):
+        recorders[name] = rehome(recorders[name])
+    for name in ("__init__", "__enter__", "__exit__"):
+        setattr(_Forbid, name, rehome(_Forbid.__dict__[name]))
+    test_import = rehome(test_import)
+    feedback_view.__dict__.update(recorders)
+    del todo, done_ids, function
+
     test_builtins = dict(builtins.__dict__)
     test_builtins["__import__"] = test_import
     raiser = bookkit.feedback._raiser
@@ -424,6 +460,10 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
     def audit(event: str, args: tuple) -> None:
         if trusted[0]:
             return
+        if event == "object.__getattr__":  # the most frequent event: decided first
+            if len_(args) > 1 and args[1] in _FRAME_ATTRS:
+                deny(f"reading {text(args[1])}")
+            return
         if event == "open":
             path, mode, flags_ = (tuple_(args) + (None, None, 0))[:3]
             if typeof(path) is int_:
@@ -444,9 +484,6 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
                     raise ImportError("real PyTorch is not available while grading: "
                                       "implement the exercise with mytorch")
                 deny(f"importing {name}")
-        elif event == "object.__getattr__":
-            if len_(args) > 1 and args[1] in _FRAME_ATTRS:
-                deny(f"reading {text(args[1])}")
         elif event == "object.__setattr__":
             if len_(args) > 1 and args[1] in ("__class__", "__bases__", "__dict__", "__code__",
                                               "__defaults__", "__kwdefaults__", "__globals__"):
@@ -534,13 +571,20 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
             state["violation"] = why
 
     def profile(frame, event, arg):
-        """Collect checks made by test code; enforce forbid; notice recorders called by anyone else."""
+        """Collect checks made by test code; enforce forbid; notice recorders called by anyone else.
+
+        Called for every call and return: it reads ``f_globals`` (no audit event) and looks any
+        further only at the runner's own functions, or at every call while a forbid block is open.
+        """
         if event == "call":
+            if frame.f_globals is not exposed_globals:
+                if forbidden:
+                    name = forbidden_run(frame, frame.f_code)
+                    if name is not None:
+                        violate(f"called {name}, which this exercise does not allow")
+                return
             code = frame.f_code
-            name = forbidden_run(frame, code) if forbidden else None
-            if name is not None:
-                violate(f"called {name}, which this exercise does not allow")
-            elif code is enter_code or code is exit_code:
+            if code is enter_code or code is exit_code:
                 back = frame.f_back
                 if back is not None and back.f_code in test_codes:
                     if code is enter_code:
@@ -551,7 +595,7 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
                 back = frame.f_back
                 if back is None or back.f_code not in test_codes:
                     violate("a check of the test was called from outside the test")
-        elif event == "return":
+        elif event == "return" and frame.f_globals is exposed_globals:
             code = frame.f_code
             if code in recorder_codes:
                 back = frame.f_back
