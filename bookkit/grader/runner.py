@@ -570,6 +570,8 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
         if state["violation"] is None:
             state["violation"] = why
 
+    check_names = _CHECKS
+
     def profile(frame, event, arg):
         """Collect checks made by test code; enforce forbid; notice recorders called by anyone else.
 
@@ -604,11 +606,12 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
                     if typeof(rec) is list_ and len_(rec) == 7:
                         rec.insert(2, state["part"])
                         collected.append(rec)
-                    for name in _CHECKS:
+                    for name in check_names:
                         if (name in T and T[name] is not recorders[name]) or \
                                 feedback_view.__dict__.get(name) is not recorders[name]:
                             violate(f"the test's {name} was replaced")
-                    verify()
+                    if rec[0] == "true":  # a condition computed here: the library must be intact
+                        verify()
 
     import _imp
     import _thread
