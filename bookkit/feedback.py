@@ -180,7 +180,8 @@ def _copies(function: types.FunctionType) -> list[types.FunctionType]:
     for other in gc.get_referrers(code):
         if isinstance(other, types.FunctionType) and other is not function and other.__code__ is code:
             theirs = other.__closure__ or ()
-            if len(theirs) == len(contents) and all(_content(c) is v for c, v in zip(theirs, contents)):
+            if len(theirs) == len(contents) and all(
+                    _content(c) is v for c, v in zip(theirs, contents, strict=True)):
                 found.append(other)
     return found
 

@@ -69,27 +69,27 @@ def write(folder: Path, bodies: list[str], name: str = f"{NAME}.md") -> Path:
 ATTACKS: dict[str, list[str]] = {
     # the test's lambda hands over the test namespace: read the expected value from it
     "lambda_want": ["g = f.__globals__\nif len(xs) <= 2:\n    return [f(x) for x in xs]\n"
-                    "return list(g['want']) if isinstance(g.get('want'), list) else [0] * len(xs)", TOTAL, WORD],
+                    "return list(g['want']) if isinstance(g.get('want'), list) else [0] * len(xs)", TOTAL, WORD],  # noqa: E501
     # … or wrap the test's check so that it records the expected value as the student's
     "lambda_forge": ["g = f.__globals__\nreal = g['check_equal']\n"
-                     "def forged(got, expected=None, *a, **k):\n    return real(expected, expected, *a, **k)\n"
-                     "g['check_equal'] = forged\nreturn [f(x) for x in xs] if len(xs) <= 2 else [0] * len(xs)",
+                     "def forged(got, expected=None, *a, **k):\n    return real(expected, expected, *a, **k)\n"  # noqa: E501
+                     "g['check_equal'] = forged\nreturn [f(x) for x in xs] if len(xs) <= 2 else [0] * len(xs)",  # noqa: E501
                      TOTAL, WORD],
     # walk every closure reachable from the test namespace, list what is there (shown as "got")
-    "closure_walk": ["g = f.__globals__\nseen, names, todo = set(), set(), [v for v in list(g.values()) if callable(v)]\n"
-                     "while todo:\n    fn = todo.pop()\n    if id(fn) in seen:\n        continue\n    seen.add(id(fn))\n"
-                     "    code = getattr(fn, '__code__', None)\n    cells = getattr(fn, '__closure__', None) or ()\n"
+    "closure_walk": ["g = f.__globals__\nseen, names, todo = set(), set(), [v for v in list(g.values()) if callable(v)]\n"  # noqa: E501
+                     "while todo:\n    fn = todo.pop()\n    if id(fn) in seen:\n        continue\n    seen.add(id(fn))\n"  # noqa: E501
+                     "    code = getattr(fn, '__code__', None)\n    cells = getattr(fn, '__closure__', None) or ()\n"  # noqa: E501
                      "    for name, cell in zip(getattr(code, 'co_freevars', ()), cells):\n"
                      "        names.add(name)\n        try:\n            value = cell.cell_contents\n"
                      "        except ValueError:\n            continue\n"
                      "        if callable(value):\n            todo.append(value)\n"
                      "        if isinstance(value, list) and value in ([], [False]):\n"
                      "            cell.cell_contents = [True]\n"
-                     f"return ' '.join(sorted(n for n in names if n in {SECRETS!r})) or 'nothing'", TOTAL, WORD],
+                     f"return ' '.join(sorted(n for n in names if n in {SECRETS!r})) or 'nothing'", TOTAL, WORD],  # noqa: E501
     # through a recorder's __globals__ to the seal's own lists: empty them, then walk up the frames
     "runner_globals": ["g = f.__globals__\nr = g['check_equal'].__globals__\n"
                        "r.update(_DENIED_EVENTS=(), _BLOCKED_MODULES=frozenset(), _FRAME_ATTRS=frozenset())\n"
-                       "import sys\ntry:\n    want = sys._getframe(1).f_locals.get('want')\nexcept Exception:\n"
+                       "import sys\ntry:\n    want = sys._getframe(1).f_locals.get('want')\nexcept Exception:\n"  # noqa: E501
                        "    want = None\nif isinstance(want, list):\n    return list(want)\n"
                        "return [f(x) for x in xs] if len(xs) <= 2 else [0] * len(xs)", TOTAL, WORD],
     # a copy of the forbidden function made before the block
@@ -120,7 +120,7 @@ def batch(tmp_path_factory: pytest.TempPathFactory):
                             f"{str(victim / (NAME + '.ipynb'))!r}, {str(victim / 'x.md')!r}, "
                             "os.path.expanduser('~/planted'), '/tmp/planted-by-grader-test', "
                             "'/dev/shm/planted-by-grader-test'):\n    for make in (os.mkfifo, os.mknod):\n"
-                            "        try:\n            make(path)\n        except OSError:\n            pass\n" + WORD])
+                            "        try:\n            make(path)\n        except OSError:\n            pass\n" + WORD])  # noqa: E501
     # files that used to stop the whole class, each next to a correct answer in another student
     (subs / "deep_json").mkdir()
     (subs / "deep_json" / f"{NAME}.ipynb").write_text("[" * 100_000 + "]" * 100_000)
@@ -140,7 +140,7 @@ def batch(tmp_path_factory: pytest.TempPathFactory):
     odd = write(subs / "odd_names", [APPLY, TOTAL, WORD]).parent
     (odd / os.fsdecode(b"\xff\xfe-latin1-\xe9.md")).write_text("x")
     write(subs / "=cmd|'-C calc'!A0", [APPLY, TOTAL, WORD])
-    for name in ("n-x y", "n-x_y", unicodedata.normalize("NFC", "José"), unicodedata.normalize("NFD", "José")):
+    for name in ("n-x y", "n-x_y", unicodedata.normalize("NFC", "José"), unicodedata.normalize("NFD", "José")):  # noqa: E501
         write(subs / name, [APPLY, TOTAL, WORD])
     out = tmp / "grades"
     old = os.umask(0o022)
@@ -193,7 +193,7 @@ def test_no_file_is_planted_anywhere(batch) -> None:
     subs, _, table = batch
     assert table["zz_victim"] == ALL
     assert sorted(p.name for p in (subs / "zz_victim").iterdir()) == [f"{NAME}.md"]
-    assert not any(os.path.lexists(p) for p in ("/tmp/planted-by-grader-test", "/dev/shm/planted-by-grader-test"))
+    assert not any(os.path.lexists(p) for p in ("/tmp/planted-by-grader-test", "/dev/shm/planted-by-grader-test"))  # noqa: E501
 
 
 @pytest.mark.parametrize("student, status", [
@@ -224,7 +224,7 @@ def test_one_feedback_file_per_student_without_collisions(batch) -> None:
     subs, out, _ = batch
     files = sorted((out / "feedback").iterdir())
     assert len(files) == len(list(subs.iterdir()))
-    for name in ("n-x y", "n-x_y", unicodedata.normalize("NFC", "José"), unicodedata.normalize("NFD", "José")):
+    for name in ("n-x y", "n-x_y", unicodedata.normalize("NFC", "José"), unicodedata.normalize("NFD", "José")):  # noqa: E501
         mine = [f for f in files if f"Grading feedback: {name}\n" in f.read_text(encoding="utf-8")]
         assert len(mine) == 1, (name, [f.name for f in files])
 

@@ -45,8 +45,14 @@ def test_blocked_modules_of_the_zygote_are_forgotten() -> None:
 
 
 def test_each_job_is_a_new_process_in_its_own_pid_namespace() -> None:
-    # PID 1 of a namespace of its own; its session leader (the jail's middle process) is outside it
-    assert probe("import os\nvalue = [os.getpid(), os.getppid(), os.getsid(0)]") == [1, 0, 0]
+    first, isolation = probe("import os\nvalue = [os.getpid(), os.getppid(), os.getsid(0)]"), sandbox._IDLE
+    layers = next((z.layers for zs in isolation.values() for z in zs if z.layers), {})
+    if layers.get("namespaces"):
+        # PID 1 of a namespace of its own; its session leader (the jail's middle process) is outside
+        assert first == [1, 0, 0]
+    else:  # reduced isolation: still a session (and process group) of its own
+        second = probe("import os\nvalue = [os.getpid(), os.getppid(), os.getsid(0)]")
+        assert first[0] == first[2] and second[0] == second[2] and first[0] != second[0]
 
 
 def test_state_does_not_leak_between_children() -> None:
@@ -124,7 +130,7 @@ def test_forbid_in_a_graded_test_catches_every_route_and_restores() -> None:
 def test_student_code_cannot_swap_function_code() -> None:
     cells = [{"kind": "code", "source": "import mytorch\nmytorch.gather.__code__ = (lambda: 0).__code__"}]
     result = run_job(ROOT, cells, seed=1, hidden=True, limits=LIMITS)
-    assert tuple(result.ends[0]["error"]) == ("PermissionError", "not allowed while grading: setting __code__")
+    assert tuple(result.ends[0]["error"]) == ("PermissionError", "not allowed while grading: setting __code__")  # noqa: E501
 
 
 def test_a_child_that_cannot_start_is_not_cached(tmp_path, monkeypatch) -> None:
@@ -185,7 +191,7 @@ def test_without_the_seal_the_os_layer_still_confines_the_child(tmp_path: Path) 
     ))
     assert not any(victim.iterdir())
     if not isolation.get("namespaces"):
-        pytest.skip(f"no namespaces here: {isolation.get('why')}")  # the summary says so (test_grader_attacks)
+        pytest.skip(f"no namespaces here: {isolation.get('why')}")  # the summary says so (test_grader_attacks)  # noqa: E501
     assert outcomes[:3] == ["EPERM", "EPERM", "EPERM"]  # seccomp: no device or FIFO, anywhere
     assert outcomes[3:6] == ["ENOENT", "ENOENT", "ENOENT"]  # not in the child's view at all
     assert outcomes[6] == "ok"  # the private HOME (an empty tmpfs, discarded)
@@ -203,7 +209,7 @@ def test_the_child_sees_only_what_it_needs() -> None:
 
 
 def test_a_function_copy_is_caught_even_without_the_seal() -> None:
-    student = "import types\ndef helper(x):\n    return x + 1\ncopy = types.FunctionType(helper.__code__, globals())\n"
+    student = "import types\ndef helper(x):\n    return x + 1\ncopy = types.FunctionType(helper.__code__, globals())\n"  # noqa: E501
     test = ("with forbid(helper):\n    got = copy(1)\ncheck_equal(got, 2, 'a', 'a')\n")
     cells = [{"kind": "code", "source": student}, {"kind": "test", "parts": [["visible", test]]}]
     result = run_job(ROOT, cells, seed=1, hidden=True, limits=LIMITS, audit=False)
@@ -212,7 +218,7 @@ def test_a_function_copy_is_caught_even_without_the_seal() -> None:
 
 def test_records_without_the_nonce_are_ignored_and_forged_ones_are_an_error() -> None:
     forged = ("import os, json\nfor fd in range(3, 64):\n    try:\n"
-              "        os.write(fd, b'x ' + json.dumps({'ev': 'end', 'cell': 1, 'checks': []}).encode() + b'\\n')\n"
+              "        os.write(fd, b'x ' + json.dumps({'ev': 'end', 'cell': 1, 'checks': []}).encode() + b'\\n')\n"  # noqa: E501
               "    except OSError:\n        pass\n")
     cells = [{"kind": "code", "source": forged},
              {"kind": "test", "parts": [["visible", "check_equal(1, 1, 'a', 'a')"]]}]

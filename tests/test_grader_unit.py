@@ -125,7 +125,7 @@ def arr(a) -> list:
     ("close", arr([1.0]), arr([1.1]), (1e-5, 1e-8), False),
     ("shape", ("shape", (2, 3)), ("shape", (2, 3)), (), True),
     ("shape", ("opaque", "x"), ("shape", (2, 3)), (), False),
-    ("raises", ["raised", ["ValueError", "Exception"], "bad shape"], ["names", ["ValueError"]], ["shape"], True),
+    ("raises", ["raised", ["ValueError", "Exception"], "bad shape"], ["names", ["ValueError"]], ["shape"], True),  # noqa: E501
     ("raises", ["raised", ["KeyError", "LookupError"], "x"], ["names", ["LookupError"]], [None], True),
     ("raises", ["raised", ["ValueError"], "bad"], ["names", ["ValueError"]], ["shape"], False),
     ("raises", ["raised", ["TypeError"], ""], ["names", ["ValueError"]], [None], False),

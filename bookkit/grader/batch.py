@@ -36,8 +36,8 @@ from bookkit.grader.regions import Program, RegionError, build_program
 from bookkit.grader.report import (
     ExerciseResult,
     feedback_md,
-    gradebook_csv,
     feedback_names,
+    gradebook_csv,
     seeds_json,
     summary_csv,
     write_atomic,
@@ -100,7 +100,8 @@ class Grader:
         # a2 is forked by a zygote of its own: values that depend on the process (data_ptr(), id(),
         # the order of a set of strings) differ from a1's and are found unstable
         a1, a2, b = (self._run(cells, seed=student_seed(who, ex.name), hidden=True, new_zygote=new)
-                     for cells, who, new in ((full[0], CALIBRATION[0], False), (full[0], CALIBRATION[0], True),
+                     for cells, who, new in ((full[0], CALIBRATION[0], False),
+                                             (full[0], CALIBRATION[0], True),
                                              (full[1], CALIBRATION[1], False)))
         ex.reference = make_reference(program, [a1, a2])
         ex.seeded = not same_results(a1, b, program, ignore=ex.reference.unstable)
@@ -271,7 +272,8 @@ def isolation_line(layers: dict) -> str:
                 "read-only view, private /tmp, seccomp filter)")
     if not layers:
         return "isolation: unknown (no child was started)"
-    return f"warning: isolation reduced ({layers.get('why') or 'unknown reason'}); the Python seal and rlimits still apply"
+    why = layers.get("why") or "unknown reason"
+    return f"warning: isolation reduced ({why}); the Python seal and rlimits still apply"
 
 
 def summary_lines(layers: dict, strays: dict[str, list[tuple[str, str]]]) -> str:

@@ -132,7 +132,8 @@ def rewrite_tests(cells: tuple[dict, ...], cut: frozenset[int],
             continue
         for _, tree in trees:
             for node in ast.walk(tree):
-                if isinstance(node, ast.Call) and id(node) in sites[i] and (i, sites[i][id(node)]) not in keep:
+                site = sites[i].get(id(node)) if isinstance(node, ast.Call) else None
+                if site is not None and (i, site) not in keep:
                     for arg in _expected_nodes(node) or ():
                         cut_roots.add(id(arg))
     removable = _expected_only(parsed, cut, cut_roots)
@@ -186,7 +187,8 @@ def _expected_only(parsed: dict[int, list], cut: frozenset[int], cut_roots: set[
         changed = False
         for name in list(names):
             for load, context, _ in loads:
-                if load == name and not (context == "cut" or (context.startswith("rhs:") and context[4:] in names)):
+                fed = context == "cut" or (context.startswith("rhs:") and context[4:] in names)
+                if load == name and not fed:
                     names.discard(name)
                     changed = True
                     break

@@ -86,9 +86,9 @@ def _prepare(sys_path: list[str]) -> dict:
             importlib.import_module(info.name)
         except Exception:  # optional back-ends (CuPy) may be absent
             pass
-    import bookkit.feedback  # noqa: F401  (setup cells import it: load it while reads are open)
-
     import gc
+
+    import bookkit.feedback  # noqa: F401  (setup cells import it: load it while reads are open)
 
     snapshot = _snapshot()
     gc.collect()
@@ -165,7 +165,6 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
     exc_types = (BaseException,)
 
     labels, snapshot = box.pop()  # the library state tests depend on, snapshot by the zygote
-    mappings = [m for m, _, _ in snapshot]
 
     import gc
 
@@ -184,7 +183,7 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
             return
         for index, (mapping, keys, values) in enumerate(snapshot):
             if len_(mapping) != len_(values) or not all(map(is_, mapping.values(), values)):
-                before = dict(zip(keys, values))
+                before = dict(zip(keys, values, strict=True))
                 bad = [k for k in keys if mapping.get(k, verify) is not before[k]]
                 bad += [k for k in mapping if k not in before]
                 flags.append(f"{labels[index]}.{bad[0] if bad else '?'}")
@@ -291,13 +290,15 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
 
     def check_equal(got, expected=None, what_zh="结果", what_en="result", *, _site=-1, _cut=False):
         hold.append((got, expected))
-        rec = ["equal", _site, text(what_zh), text(what_en), enc(got), None if _cut else enc(expected), []]
+        rec = ["equal",  # noqa: F841 (read by the profiler)
+               _site, text(what_zh), text(what_en), enc(got), None if _cut else enc(expected), []]
         return None  # the profiler reads `rec` when this returns
 
     def check_close(got, expected=None, what_zh="结果", what_en="result", rtol=1e-5, atol=1e-8, *,
                     _site=-1, _cut=False):
         hold.append((got, expected))
-        rec = ["close", _site, text(what_zh), text(what_en), enc(got), None if _cut else enc(expected),
+        rec = ["close",  # noqa: F841 (read by the profiler)
+               _site, text(what_zh), text(what_en), enc(got), None if _cut else enc(expected),
                [float_(rtol) if typeof(rtol) in (int_, float_) else 1e-5,
                 float_(atol) if typeof(atol) in (int_, float_) else 1e-8]]
         return None  # the profiler reads `rec` when this returns
@@ -310,7 +311,8 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
                 exp = ["shape", [int_(n) for n in expected_shape]]
             except BaseException:
                 exp = ["opaque", "odd shape"]
-        rec = ["shape", _site, text(what_zh), text(what_en), shape_of(got), exp, []]
+        rec = ["shape",  # noqa: F841 (read by the profiler)
+               _site, text(what_zh), text(what_en), shape_of(got), exp, []]
         return None  # the profiler reads `rec` when this returns
 
     def check_raises(fn, exception=None, what_zh="应当报错", what_en="should raise", match=None, *,
@@ -329,13 +331,15 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
             caught = exc
             hold.append(exc)
             got = ["raised", class_names(typeof(exc)), text(exc)]
-        rec = ["raises", _site, text(what_zh), text(what_en), got, exp, opts]
+        rec = ["raises",  # noqa: F841 (read by the profiler)
+               _site, text(what_zh), text(what_en), got, exp, opts]
         return caught  # the profiler reads `rec` when this returns
 
     def check_true(condition, what_zh="条件", what_en="condition", hint_zh="", hint_en="", *, _site=-1,
                    _cut=False):
         hold.append(condition)
-        rec = ["true", _site, text(what_zh), text(what_en), enc(condition), None, []]
+        rec = ["true",  # noqa: F841 (read by the profiler)
+               _site, text(what_zh), text(what_en), enc(condition), None, []]
         return None  # the profiler reads `rec` when this returns
 
     class _Forbid:
@@ -362,7 +366,8 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
     recorders = {"check_equal": check_equal, "check_close": check_close, "check_shape": check_shape,
                  "check_raises": check_raises, "check_true": check_true, "forbid": forbid}
     recorder_codes = {f.__code__: name for name, f in recorders.items() if name != "forbid"}
-    enter_code, exit_code, forbid_code = _Forbid.__enter__.__code__, _Forbid.__exit__.__code__, forbid.__code__
+    enter_code, exit_code = _Forbid.__enter__.__code__, _Forbid.__exit__.__code__
+    forbid_code = forbid.__code__
     feedback_view = type(sys)("bookkit.feedback")
     feedback_view.__dict__.update(recorders)
     for name in ("to_numpy", "reference_of", "autograd_routes"):  # plain helpers of the tests
@@ -826,10 +831,11 @@ def _child(sock, raw: bytearray, fds: list[int], ready: int, private: dict, jail
     spec = jail_spec
     jail = private.pop("jail")
 
-    def limit() -> None:  # after the jail's fork, before seccomp (which refuses setting limits)
-        for name, value in job["limits"].items():  # hard = soft: the child cannot raise them again
+    def limit(limits: dict = job["limits"], module=resource) -> None:
+        """Set the rlimits: after the jail's fork, before seccomp (which refuses setting them)."""
+        for name, value in limits.items():  # hard = soft: the child cannot raise them again
             try:
-                resource.setrlimit(getattr(resource, name), (value, value))
+                module.setrlimit(getattr(module, name), (value, value))
             except ValueError:  # the hard limit is lower already: keep it
                 pass
 

@@ -89,7 +89,8 @@ def _jail_spec(root: Path, home: str) -> dict:
               and p.startswith(sys.base_prefix) and os.path.isdir(p)]
     site = [p for p in sys.path if p.endswith("site-packages")]
     hide = [str(Path(s) / name) for s in site for name in ("torch", "torchgen", "functorch")]
-    return {"base": os.path.join(home, "root"), "binds": [*stdlib, str(root / "mytorch"), str(root / "bookkit")],
+    return {"base": os.path.join(home, "root"),
+            "binds": [*stdlib, str(root / "mytorch"), str(root / "bookkit")],
             "hide": hide, "no_namespaces": os.environ.get("BOOKKIT_GRADER_NO_NAMESPACES") == "1"}
 
 
@@ -357,7 +358,8 @@ def _parse(line: bytes, prefix: bytes, cells: int) -> dict | str | None:
     if error is not None and not (isinstance(error, list) and len(error) == 2
                                   and all(isinstance(e, str) for e in error)):
         return "a malformed error"
-    if not all(v is None or isinstance(v, str) for v in (record["part"], record["tamper"], record["violation"])):
+    notes = (record["part"], record["tamper"], record["violation"])
+    if not all(v is None or isinstance(v, str) for v in notes):
         return "a malformed end record"
     checks = record["checks"]
     if not isinstance(checks, list) or not all(_check_ok(c) for c in checks):
