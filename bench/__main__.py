@@ -4,13 +4,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import (cases_autograd, cases_nn, cases_nn_loss, cases_nn_norm, cases_optim, cases_tensor,
-               distributed)
+from . import (cases_autograd, cases_nn, cases_nn_loss, cases_nn_norm, cases_optim, cases_rnn,
+               cases_small, cases_tensor, distributed)
 from .runner import format_table, run
 
 SUITES = {"tensor": cases_tensor.CASES, "nn_loss": cases_nn_loss.CASES,
           "nn_norm": cases_nn_norm.CASES, "nn": cases_nn.CASES,
-          "autograd": cases_autograd.CASES, "optim": cases_optim.CASES}
+          "autograd": cases_autograd.CASES, "optim": cases_optim.CASES,
+          "small": cases_small.CASES, "rnn": cases_rnn.CASES}
 
 
 def main(argv: list[str] | None = None) -> int:
