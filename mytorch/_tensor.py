@@ -578,7 +578,7 @@ def _init(t: Tensor, arr: Any, dev: device) -> None:
 def wrap(arr: Any, dev: device = CPU) -> Tensor:
     """Fast constructor used by operations: a Tensor over ``arr`` (0-d results become arrays)."""
     t = object.__new__(Tensor)
-    if dev.type == "cpu" and type(arr) is not np.ndarray:
+    if type(arr) is not np.ndarray and dev.type == "cpu":
         arr = np.asarray(arr)
     if not arr.size and arr.ndim and not any(arr.strides):  # NumPy zeroes an empty's strides
         arr = with_empty_strides(arr)

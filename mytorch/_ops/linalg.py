@@ -24,7 +24,8 @@ from .._pieces import piece, pieces
 from .._tensor import Tensor, make_view, tensor_method, wrap
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import SavedOutput, needs_grad, record, sum_to, unbroadcast
-from ._operands import check_same_device, checked_scalar, quietly, result_type, wrap_dim
+from ._operands import FP_IGNORE, FP_STATE, check_same_device, checked_scalar, quietly, result_type, \
+    wrap_dim
 from ._variants import _cap, _inplace_version, _to_out
 from .pointwise import _crossed
 
@@ -266,7 +267,37 @@ def _matmul_error(sa: tuple, sb: tuple) -> RuntimeError:
     return RuntimeError(f"matmul: shapes {list(sa)} and {list(sb)} cannot be multiplied")
 
 
-@piece("02.2")
+def _column_major(arr: Any) -> bool:
+    """A matrix stored column after column (the transpose of a row-major one), as torch tests it."""
+    item = arr.itemsize
+    return arr.strides[0] == item and arr.strides[1] == arr.shape[0] * item
+
+
+def _matmul_backward_arrays(a: "Tensor", b: "Tensor", grad: "Tensor",
+                            needs_input_grad: tuple = (True, True)) -> tuple:
+    """:func:`matmul_backward` on bare arrays in a plain backward (grad mode off), for matrices in
+    host memory of one dtype: one BLAS call per gradient. Like torch's ``mm`` backward, the
+    gradient of an operand stored column-major (``W.t()`` in a linear layer) is computed
+    transposed, so it comes out in that operand's layout and ``W.grad`` needs no copy."""
+    ga, xa, xb = grad._data, a._data, b._data
+    if (STATE.enabled or type(ga) is not np.ndarray or type(xa) is not np.ndarray
+            or type(xb) is not np.ndarray or ga.ndim != 2 or xa.ndim != 2 or xb.ndim != 2
+            or not ga.dtype == xa.dtype == xb.dtype):
+        return matmul_backward(a, b, grad, needs_input_grad)
+    dev = grad._device
+    da = db = None
+    token = FP_STATE.set(FP_IGNORE)
+    try:
+        if needs_input_grad[0]:
+            da = wrap((xb @ ga.T).T if _column_major(xa) else ga @ xb.T, dev)
+        if needs_input_grad[1]:
+            db = wrap((ga.T @ xa).T if _column_major(xb) else xa.T @ ga, dev)
+    finally:
+        FP_STATE.reset(token)
+    return da, db
+
+
+@piece("02.2", fast=_matmul_backward_arrays)
 def matmul_backward(a: "Tensor", b: "Tensor", grad: "Tensor",
                     needs_input_grad: tuple = (True, True)) -> tuple:
     """The gradients of ``a`` and ``b`` in ``a @ b`` (matrices, or batches of matrices that

@@ -15,6 +15,7 @@ Comparisons (``eq``, ``maximum``, ``isclose``, …) live in ``comparison.py``.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 from typing import Any, Callable
 
@@ -23,7 +24,9 @@ import numpy as np
 from .. import _dtype as D
 from .._device import xp_for
 from .._tensor import Tensor, tensor_method, wrap
-from ..autograd.graph import SavedOutput, mask_grad, needs_grad, record, sum_to
+from ..autograd.grad_mode import STATE
+from ..autograd.graph import _SAVED_HOOKS, NO_EDGE, SavedOutput, edge, mask_grad, needs_grad, record, \
+    record_lean, sum_to
 from ._operands import FP_IGNORE, FP_STATE, array_on, binary, binary_float, broadcast_error, \
     check_no_overlap, check_same_device, checked_scalar, contiguous_result, pointwise_layout, quiet, \
     result_type
@@ -59,7 +62,11 @@ def _rg(x: Any) -> bool:
 
 
 def _saved(*xs: Any) -> tuple:
-    return tuple(x for x in xs if isinstance(x, Tensor))
+    out = []
+    for x in xs:
+        if isinstance(x, Tensor):
+            out.append(x)
+    return tuple(out)
 
 
 def _crossed(a: Any, b: Any) -> tuple:
@@ -68,7 +75,126 @@ def _crossed(a: Any, b: Any) -> tuple:
     Like torch: an operand nobody's gradient reads is not saved, so changing it in place later
     is no error.
     """
-    return _saved(b if _rg(a) else None, a if _rg(b) else None)
+    keep_b = isinstance(b, Tensor) and isinstance(a, Tensor) and a._requires_grad
+    keep_a = isinstance(a, Tensor) and isinstance(b, Tensor) and b._requires_grad
+    if keep_a:
+        return (b, a) if keep_b else (a,)
+    return (b,) if keep_b else ()
+
+
+# ------------------------------------------------------------------------ the lean path
+# Most element-wise calls of a training loop are the plain case: float tensors of one shape and
+# dtype in host memory (or a tensor and a Python number), no ``out=``, no saved-tensor hooks. For
+# them an op skips the general argument handling (``binary``: devices, promotion, broadcasting,
+# layout), and its backward, in a plain ``backward()`` (grad mode off while it runs), applies its
+# formula to the bare arrays: the same NumPy calls, without making a tensor op of every term.
+# Anything else (another device, dtype promotion, broadcasting, a strided layout, ``out=``,
+# saved-tensor hooks, ``create_graph=True``) takes the general path, which stays the reference.
+_LEAN_INT = 1 << 53  # a Python int up to this converts to a float dtype exactly as torch's does
+_F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
+
+
+def _lean_array(x: Tensor) -> Any:
+    """``x``'s array if ``x`` may take the lean path (a float array in host memory laid out in
+    row-major order), else None."""
+    arr = x._data
+    dt = arr.dtype
+    if type(arr) is np.ndarray and (dt is _F32 or dt is _F64 or dt is _F16) and (
+            arr.ndim < 2 or arr.flags.c_contiguous and arr.size):  # (NumPy calls any empty
+        return arr                                                 # array contiguous)
+    return None
+
+
+def _lean(ufunc: Any, input: Any, other: Any, name: str, run: Callable,
+          saves: int = 0) -> Tensor | None:
+    """``ufunc(input, other)`` as a new tensor, its node recorded, when both operands allow the
+    lean path (see above); None otherwise, and the op takes its general path.
+
+    ``run`` is the node's backward (made by ``_bare``). ``saves``: which operands backward reads,
+    for the in-place checks: 0 none, ``_CROSSED`` (a product: each one's gradient needs the other)
+    or ``_QUOTIENT`` (the divisor, and the dividend if the divisor needs a gradient).
+    """
+    if _SAVED_HOOKS:
+        return None
+    if isinstance(input, Tensor):
+        a = _lean_array(input)
+        if a is None:
+            return None
+        if isinstance(other, Tensor):
+            b = other._data
+            if type(b) is not np.ndarray or b.dtype is not a.dtype or b.shape != a.shape or (
+                    b.ndim > 1 and not b.flags.c_contiguous):
+                return None
+        elif type(other) is float or (type(other) is int and -_LEAN_INT < other < _LEAN_INT):
+            b = other  # becomes a scalar of a's dtype below
+        else:
+            return None
+        dev = input._device
+    elif isinstance(other, Tensor):
+        b = _lean_array(other)
+        if b is None:
+            return None
+        if type(input) is float or (type(input) is int and -_LEAN_INT < input < _LEAN_INT):
+            a = input
+        else:
+            return None
+        dev = other._device
+    else:
+        return None
+    token = FP_STATE.set(FP_IGNORE)  # inf and nan silently, as in torch (``quiet``)
+    try:  # a number is cast like a C cast (1e39 in float32 is inf), as ``binary`` does
+        if a.__class__ is not np.ndarray:
+            a = b.dtype.type(a)
+        elif b.__class__ is not np.ndarray:
+            b = a.dtype.type(b)
+        res = wrap(ufunc(a, b), dev)
+    finally:
+        FP_STATE.reset(token)
+    if STATE.enabled:
+        rg_a = isinstance(input, Tensor) and input._requires_grad
+        rg_b = isinstance(other, Tensor) and other._requires_grad
+        if rg_a or rg_b:
+            if saves == _CROSSED:   # what torch saves: only what a wanted gradient reads
+                saved = ((other, input) if rg_b else (other,)) if rg_a and isinstance(other, Tensor) \
+                    else ((input,) if rg_b and isinstance(input, Tensor) else ())
+            elif saves == _QUOTIENT:
+                saved = (other, input) if rg_b and isinstance(input, Tensor) else \
+                    ((other,) if isinstance(other, Tensor) else ())
+            else:
+                saved = ()
+            record_lean(name, res, (edge(input) if rg_a else NO_EDGE, edge(other) if rg_b else NO_EDGE),
+                        run, input if saves else None, other if saves else None, rg_a, rg_b, saved)
+    return res
+
+
+_CROSSED, _QUOTIENT = 1, 2
+
+
+def _value(x: Any) -> Any:
+    """What a bare-array backward multiplies by: a tensor's array, or the number itself."""
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _bare(formula: Callable, on_tensors: Callable) -> Callable:
+    """The backward of a lean op (a ``LeanNode``'s ``run``): ``formula(g_array, node)``, two
+    arrays or None, in a plain backward whose gradient has the op's dtype; else
+    ``on_tensors(g, node)``, the formula with mytorch ops (so that ``create_graph=True`` can
+    differentiate it again). ``formula`` and ``on_tensors`` are often the same expression: on
+    the lean path nothing has to be un-broadcast or cast, so one formula fits arrays and tensors.
+    """
+    def run(node: Any, g: Tensor) -> tuple:
+        arr = g._data
+        if STATE.enabled or arr.dtype is not node.dtype:
+            return on_tensors(g, node)
+        token = FP_STATE.set(FP_IGNORE)
+        try:
+            ga, gb = formula(arr, node)
+        finally:
+            FP_STATE.reset(token)
+        dev = g._device
+        return (None if ga is None else wrap(ga, dev), None if gb is None else wrap(gb, dev))
+
+    return run
 
 
 def _grad_for(g: Tensor, x: Any) -> Tensor | None:
@@ -137,8 +263,19 @@ def _check_alpha(alpha: Any, dt: D.dtype) -> Any:
     return checked_scalar(alpha, dt)
 
 
+def _add_bare(g: Any, node: Any) -> tuple:
+    return (g if node.rg_input else None), (g if node.rg_other else None)
+
+
+_ADD_RUN = _bare(_add_bare, _add_bare)
+
+
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other`` with broadcasting and torch's type promotion."""
+    if out is None and alpha == 1 and alpha.__class__ is int:
+        res = _lean(np.add, input, other, "AddBackward0", _ADD_RUN)
+        if res is not None:
+            return res
     a, b, dev, dt = binary(input, other)
     if alpha != 1:
         alpha = _check_alpha(alpha, dt)
@@ -166,8 +303,19 @@ def _check_bool_sub(input: Any, other: Any) -> None:
                            "operator instead.")
 
 
+def _sub_bare(g: Any, node: Any) -> tuple:
+    return (g if node.rg_input else None), (-g if node.rg_other else None)
+
+
+_SUB_RUN = _bare(_sub_bare, _sub_bare)
+
+
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """``input - alpha * other``."""
+    if out is None and alpha == 1 and alpha.__class__ is int:  # (bools never take the lean path)
+        res = _lean(np.subtract, input, other, "SubBackward0", _SUB_RUN)
+        if res is not None:
+            return res
     _check_bool_sub(input, other)
     a, b, dev, dt = binary(input, other)
     if alpha != 1:
@@ -180,14 +328,29 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) ->
     return _to_out(res, out)
 
 
+def _mul_grads(g: Tensor, input: Any, other: Any) -> tuple:
+    return (_grad_for(g * other, input) if _rg(input) else None,
+            _grad_for(g * input, other) if _rg(other) else None)
+
+
+def _mul_bare(g: Any, node: Any) -> tuple:
+    return (g * _value(node.other) if node.rg_input else None,
+            g * _value(node.input) if node.rg_other else None)
+
+
+_MUL_RUN = _bare(_mul_bare, lambda g, node: _mul_grads(g, node.input, node.other))
+
+
 def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     """Element-wise product."""
+    if out is None:
+        res = _lean(np.multiply, input, other, "MulBackward0", _MUL_RUN, _CROSSED)
+        if res is not None:
+            return res
     a, b, dev, dt = binary(input, other)
     res = wrap(_apply(np.multiply, a, b), dev)
     if needs_grad(input, other):
-        record("MulBackward0", res, (input, other),
-               lambda g: (_grad_for(g * other, input) if _rg(input) else None,
-                          _grad_for(g * input, other) if _rg(other) else None),
+        record("MulBackward0", res, (input, other), lambda g: _mul_grads(g, input, other),
                saved=_crossed(input, other))
     return _to_out(res, out)
 
@@ -223,16 +386,32 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None,
         # number / t is computed as torch does it, reciprocal(t) * number: what is saved for
         # backward is then the reciprocal, not t (so changing t in place later is no error).
         return _to_out(mul(reciprocal(other), input), out)
+    if out is None:
+        res = _lean(np.true_divide, input, other, "DivBackward0", _DIV_RUN, _QUOTIENT)
+        if res is not None:
+            return res
     a, b, dev, dt = _floating_pair(input, other)
     with _quiet():
         res = wrap(_apply(np.true_divide, a, b), dev)
     if needs_grad(input, other):
-        # d(a/b)/db = -a/b²: written with the inputs, so backward keeps no reference to ``res``
-        record("DivBackward0", res, (input, other),
-               lambda g: (_grad_for(g / other, input) if _rg(input) else None,
-                          _grad_for(-g * input / (other * other), other) if _rg(other) else None),
+        record("DivBackward0", res, (input, other), lambda g: _div_grads(g, input, other),
                saved=_saved(other, input if _rg(other) else None))
     return _to_out(res, out)
+
+
+# d(a/b)/db = -a/b²: written with the inputs, so backward keeps no reference to the result
+def _div_grads(g: Tensor, input: Any, other: Any) -> tuple:
+    return (_grad_for(g / other, input) if _rg(input) else None,
+            _grad_for(-g * input / (other * other), other) if _rg(other) else None)
+
+
+def _div_bare(g: Any, node: Any) -> tuple:
+    b = _value(node.other)
+    return (g / b if node.rg_input else None,
+            -g * _value(node.input) / (b * b) if node.rg_other else None)
+
+
+_DIV_RUN = _bare(_div_bare, lambda g, node: _div_grads(g, node.input, node.other))
 
 
 def _div_rounded(input: Any, other: Any, mode: str) -> Tensor:
@@ -390,28 +569,55 @@ def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 # ------------------------------------------------------------------------ unary float functions
 def _unary_float(name: str, compute: Callable, node: str, derivative: Callable,
-                 uses_result: bool, doc: str) -> Callable:
+                 uses_result: bool, doc: str, on_arrays: bool = False) -> Callable:
     """Build ``torch.<name>``: a float function of one tensor (ints and bools give a float).
 
     ``derivative(g, x, y)`` maps the output gradient ``g`` to the input's, given the input ``x``
     and the result ``y``; ``uses_result`` says which of them backward keeps (and checks for
-    in-place changes).
+    in-place changes). ``on_arrays``: the formula uses arithmetic operators only, so it works on
+    bare arrays too, and a lean op's plain backward runs it on them (see "the lean path").
     """
     def op(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-        with _quiet():
+        token = FP_STATE.set(FP_IGNORE)  # inf and nan silently, as in torch (``quiet``)
+        try:
             res = wrap(compute(_floating(input)), input._device)
+        finally:
+            FP_STATE.reset(token)
         if needs_grad(input):
-            if uses_result:  # the closure keeps the result's array, never ``res`` itself
-                y = SavedOutput(res)
-                record(node, res, (input,), lambda g: (derivative(g, None, y()),), saved=(y,))
+            # the backward keeps the result's array (``SavedOutput``), never ``res`` itself
+            kept = SavedOutput(res) if uses_result else input
+            if on_arrays and not _SAVED_HOOKS and _lean_array(input) is not None:
+                record_lean(node, res, (edge(input),), _UNARY_RUN, kept, derivative, uses_result,
+                            False, (kept,))
+            elif uses_result:
+                record(node, res, (input,), lambda g: (derivative(g, None, kept()),), saved=(kept,))
             else:
-                record(node, res, (input,), lambda g: (derivative(g, input, None),),
-                       saved=(input,))
+                record(node, res, (input,), lambda g: (derivative(g, input, None),), saved=(kept,))
         return _to_out(res, out)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
     return op
+
+
+def _unary_run(node: Any, g: Tensor) -> tuple:
+    """The backward of a lean unary op (a ``LeanNode``: ``input`` holds what it kept, the result
+    or the input, ``other`` the derivative, ``rg_input`` whether it kept the result): the
+    derivative on bare arrays in a plain backward whose gradient has the op's dtype, else on
+    tensors, as the general path's closure does."""
+    arr, derivative, kept = g._data, node.other, node.input
+    if STATE.enabled or arr.dtype is not node.dtype:
+        return (derivative(g, None, kept()) if node.rg_input else derivative(g, kept, None),)
+    token = FP_STATE.set(FP_IGNORE)
+    try:
+        d = derivative(arr, None, kept._data) if node.rg_input else \
+            derivative(arr, kept._data, None)
+    finally:
+        FP_STATE.reset(token)
+    return (wrap(d, g._device),)
+
+
+_UNARY_RUN = _unary_run
 
 
 def _sigmoid_array(x: Any) -> Any:
@@ -420,46 +626,48 @@ def _sigmoid_array(x: Any) -> Any:
 
 _LN2, _LN10, _TWO_OVER_SQRT_PI = math.log(2.0), math.log(10.0), 2.0 / math.sqrt(math.pi)
 
-exp = _unary_float("exp", np.exp, "ExpBackward0", lambda g, x, y: g * y, True, "e ** x")
-exp2 = _unary_float("exp2", np.exp2, "Exp2Backward0", lambda g, x, y: g * y * _LN2, True, "2 ** x")
+exp = _unary_float("exp", np.exp, "ExpBackward0", lambda g, x, y: g * y, True, "e ** x", on_arrays=True)
+exp2 = _unary_float("exp2", np.exp2, "Exp2Backward0", lambda g, x, y: g * y * _LN2, True, "2 ** x",
+                    on_arrays=True)
 expm1 = _unary_float("expm1", np.expm1, "Expm1Backward0", lambda g, x, y: g * (y + 1), True,
-                     "e ** x - 1, accurate for small x")
-log = _unary_float("log", np.log, "LogBackward0", lambda g, x, y: g / x, False, "Natural log")
+                     "e ** x - 1, accurate for small x", on_arrays=True)
+log = _unary_float("log", np.log, "LogBackward0", lambda g, x, y: g / x, False, "Natural log", on_arrays=True)
 log2 = _unary_float("log2", np.log2, "Log2Backward0", lambda g, x, y: g / (x * _LN2), False,
-                    "Base-2 logarithm")
+                    "Base-2 logarithm", on_arrays=True)
 log10 = _unary_float("log10", np.log10, "Log10Backward0", lambda g, x, y: g / (x * _LN10), False,
-                     "Base-10 logarithm")
+                     "Base-10 logarithm", on_arrays=True)
 log1p = _unary_float("log1p", np.log1p, "Log1PBackward0", lambda g, x, y: g / (x + 1), False,
-                     "log(1 + x), accurate for small x")
+                     "log(1 + x), accurate for small x", on_arrays=True)
 sqrt = _unary_float("sqrt", np.sqrt, "SqrtBackward0", lambda g, x, y: g / (2 * y), True,
-                    "Square root (nan for negative inputs)")
+                    "Square root (nan for negative inputs)", on_arrays=True)
 rsqrt = _unary_float("rsqrt", lambda a: np.reciprocal(np.sqrt(a)), "RsqrtBackward0",
                      lambda g, x, y: -0.5 * g * y.pow(3), True, "1 / sqrt(x)")
 reciprocal = _unary_float("reciprocal", np.reciprocal, "ReciprocalBackward0",
-                          lambda g, x, y: -g * y * y, True, "1 / x (a float even for ints)")
+                          lambda g, x, y: -g * y * y, True, "1 / x (a float even for ints)", on_arrays=True)
 sin = _unary_float("sin", np.sin, "SinBackward0", lambda g, x, y: g * x.cos(), False, "Sine")
 cos = _unary_float("cos", np.cos, "CosBackward0", lambda g, x, y: -g * x.sin(), False, "Cosine")
-tan = _unary_float("tan", np.tan, "TanBackward0", lambda g, x, y: g * (1 + y * y), True, "Tangent")
+tan = _unary_float("tan", np.tan, "TanBackward0", lambda g, x, y: g * (1 + y * y), True, "Tangent",
+                   on_arrays=True)
 asin = _unary_float("asin", np.arcsin, "AsinBackward0",
                     lambda g, x, y: g * (1 - x * x).rsqrt(), False, "Inverse sine")
 acos = _unary_float("acos", np.arccos, "AcosBackward0",
                     lambda g, x, y: -g * (1 - x * x).rsqrt(), False, "Inverse cosine")
 atan = _unary_float("atan", np.arctan, "AtanBackward0", lambda g, x, y: g / (1 + x * x), False,
-                    "Inverse tangent")
+                    "Inverse tangent", on_arrays=True)
 sinh = _unary_float("sinh", np.sinh, "SinhBackward0", lambda g, x, y: g * x.cosh(), False,
                     "Hyperbolic sine")
 cosh = _unary_float("cosh", np.cosh, "CoshBackward0", lambda g, x, y: g * x.sinh(), False,
                     "Hyperbolic cosine")
 tanh = _unary_float("tanh", np.tanh, "TanhBackward0", lambda g, x, y: g * (1 - y * y), True,
-                    "Hyperbolic tangent")
+                    "Hyperbolic tangent", on_arrays=True)
 asinh = _unary_float("asinh", np.arcsinh, "AsinhBackward0",
                      lambda g, x, y: g * (x * x + 1).rsqrt(), False, "Inverse hyperbolic sine")
 acosh = _unary_float("acosh", np.arccosh, "AcoshBackward0",
                      lambda g, x, y: g * (x * x - 1).rsqrt(), False, "Inverse hyperbolic cosine")
 atanh = _unary_float("atanh", np.arctanh, "AtanhBackward0", lambda g, x, y: g / (1 - x * x), False,
-                     "Inverse hyperbolic tangent")
+                     "Inverse hyperbolic tangent", on_arrays=True)
 sigmoid = _unary_float("sigmoid", _sigmoid_array, "SigmoidBackward0",
-                       lambda g, x, y: g * y * (1 - y), True, "1 / (1 + e ** -x)")
+                       lambda g, x, y: g * y * (1 - y), True, "1 / (1 + e ** -x)", on_arrays=True)
 arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
@@ -1047,7 +1255,7 @@ def _invert(self: Tensor) -> Tensor:
 
 def _binary_operators(name: str, fn: Callable, inplace: str | None) -> None:
     """``a <op> b``, ``b <op> a`` (reflected) and ``a <op>= b`` (in place) for one operator."""
-    setattr(Tensor, f"__{name}__", lambda self, other: fn(self, other))
+    setattr(Tensor, f"__{name}__", fn)  # fn(self, other): no extra frame on the hot path
     setattr(Tensor, f"__r{name}__", lambda self, other: fn(other, self))
     if inplace is not None:
         setattr(Tensor, f"__i{name}__", lambda self, other: getattr(self, inplace)(other))

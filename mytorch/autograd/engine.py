@@ -15,11 +15,15 @@ chain of 10,000 operations back-propagates as easily as a chain of 10.
 """
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+import numpy as np
+
 from .._pieces import piece, pieces
 from .grad_mode import STATE
+from .._tensor import _VersionCounter, wrap
 from .graph import AccumulateGrad, Node, _anomaly, edge
 
 if TYPE_CHECKING:
@@ -105,7 +109,8 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
         slots[nr] = g if slots[nr] is None else slots[nr] + g
     order = pieces.backward_order(list(buffers))
     results: list = [None] * n_results
-    run_node = _node_runner(retain_graph, create_graph, only_inputs)
+    adopted: dict = {}  # leaves whose first gradient became .grad without a copy (see _settle)
+    run_node = _node_runner(retain_graph, create_graph, only_inputs, adopted)
     if only_inputs:
         run_node = _capturing(run_node, capture, results, order)
 
@@ -117,6 +122,9 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
     finally:
         STATE.enabled = prev_mode
         _TASKS.pop()
+        del buffers, order, run_node
+        if adopted:
+            _settle(adopted)
 
     if not only_inputs:
         return None
@@ -129,16 +137,30 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
     return tuple(results)
 
 
-def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool) -> Callable:
+def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool,
+                 adopted: dict | None = None) -> Callable:
     """The ``run_node`` of a plain pass: hooks, the node's backward, freeing, leaves."""
     anomaly = _anomaly.enabled
 
     def run_node(node: Node, outs: list) -> Sequence:
+        if node._special or anomaly:  # hooks, retain_grad, packed saved tensors, anomaly mode
+            return run_in_full(node, outs)
+        if node.__class__ is AccumulateGrad:
+            if not only_inputs and outs[0] is not None:
+                _accumulate_leaf(node.variable, outs[0], create_graph, adopted)
+            return ()
+        node._check_saved()
+        grad_inputs = node._backward(outs[0] if node.num_outputs == 1 else outs)  # type: ignore
+        if not retain_graph:
+            node._release()
+        return grad_inputs
+
+    def run_in_full(node: Node, outs: list) -> Sequence:
         if node._tensor_hooks is not None or node._pre_hooks or node._retained is not None:
             outs = _before_node(node, outs, create_graph)
         if node.__class__ is AccumulateGrad:
             if not only_inputs and outs[0] is not None:
-                _accumulate_leaf(node.variable, outs[0], create_graph)
+                _accumulate_leaf(node.variable, outs[0], create_graph, adopted)
             return ()
         grad = outs[0] if node.num_outputs == 1 else outs
         if node._hooks or anomaly:
@@ -236,8 +258,17 @@ def _run_node(node: Node, grad: Any) -> Sequence:
     return grad_inputs
 
 
-def _accumulate_leaf(t: "Tensor", grad: "Tensor", create_graph: bool) -> None:
-    """Add ``grad`` into leaf ``t``'s ``.grad`` (after the leaf's hooks), like AccumulateGrad."""
+def _accumulate_leaf(t: "Tensor", grad: "Tensor", create_graph: bool,
+                     adopted: dict | None = None) -> None:
+    """Add ``grad`` into leaf ``t``'s ``.grad`` (after the leaf's hooks), like AccumulateGrad.
+
+    ``.grad`` must not share memory with anything else, or changing it later would change that
+    too (a tensor of the graph, the gradient a user passed to ``backward``). A leaf's first
+    gradient is usually a fresh array nothing else will hold once the pass is over, so, like
+    torch, mytorch keeps it instead of copying it: with ``adopted`` (a plain pass), ``.grad``
+    takes the array now and :func:`_settle` copies it after the pass only if something else
+    still refers to it.
+    """
     if t._leaf_hooks:
         for hook in list(t._leaf_hooks):
             new = hook(grad)
@@ -246,21 +277,76 @@ def _accumulate_leaf(t: "Tensor", grad: "Tensor", create_graph: bool) -> None:
     if grad._data.dtype != t._data.dtype:
         grad = grad.to(t.dtype)
     if t._grad is None:
-        # A fresh tensor, so that changing .grad later cannot alter a tensor of the graph.
-        t._grad = grad if create_graph else grad.detach().clone()
+        if create_graph:
+            t._grad = grad
+        elif adopted is not None and type(grad._data) is np.ndarray and \
+                "_post_acc_hooks" not in t.__dict__:
+            t._grad = g = wrap(grad._data, grad._device)
+            adopted[id(g)] = (t, g)
+        else:  # a fresh tensor, so that changing .grad later cannot alter a tensor of the graph
+            t._grad = grad.detach().clone()
     elif create_graph or t._grad._requires_grad:
         t._grad = t._grad + grad
     else:
         acc = t._grad
-        try:
-            acc._data += grad._data  # in place: the same .grad tensor keeps accumulating
-        except ValueError:  # read-only or broadcast memory: replace the array instead
+        if adopted and id(acc) in adopted:  # its memory may still be shared: a new array
             acc._data = acc._data + grad._data
+        else:
+            try:
+                acc._data += grad._data  # in place: the same .grad tensor keeps accumulating
+            except ValueError:  # read-only or broadcast memory: replace the array instead
+                acc._data = acc._data + grad._data
         acc._vc.value += 1
     post = t.__dict__.get("_post_acc_hooks")
     if post:
         for hook in list(post):
             hook(t)
+
+
+def _refs(t: "Tensor") -> int:
+    """How many references ``t``'s array has, seen from here (compare with ``_ALONE``)."""
+    return sys.getrefcount(t._data)
+
+
+def _base_refs(arr: Any) -> int:
+    """How many references the array ``arr`` is a view of has, seen from here."""
+    return sys.getrefcount(arr.base)
+
+
+_ALONE = _refs(wrap(np.empty(1)))            # an array held by one tensor only
+_BASE_ALONE = _base_refs(np.empty((2, 2)).T)  # memory held by one view only
+
+
+def _private(t: "Tensor") -> bool:
+    """Whether nothing but ``t`` refers to its array's memory: the array is referred to by ``t``
+    alone and owns its memory, or is the only view of memory nothing else refers to."""
+    if _refs(t) > _ALONE:  # (counted first: a local name for the array would count too)
+        return False
+    arr = t._data
+    if not arr.flags.writeable:
+        return False
+    return arr.base is None or (type(arr.base) is np.ndarray and arr.base.base is None
+                                and arr.base.size == arr.size and _base_refs(arr) <= _BASE_ALONE)
+
+
+def _same_layout(arr: Any, like: Any) -> bool:
+    """Same strides as ``like`` wherever a dimension has more than one element."""
+    return all(n == 1 or s == z for n, s, z in zip(arr.shape, arr.strides, like.strides))
+
+
+def _settle(adopted: dict) -> None:
+    """After a pass: each ``.grad`` that took a gradient's array without a copy keeps it if
+    nothing else refers to that memory and it is laid out like its leaf (torch's layout contract:
+    ``.grad`` has the strides of the parameter); otherwise it gets a copy in the leaf's layout, as
+    if it had been copied from the start."""
+    for t, g in adopted.values():
+        if t._grad is not g:
+            continue  # replaced during the pass (a hook, an optimizer): not ours any more
+        if not (_private(g) and _same_layout(g._data, t._data)):
+            arr = np.empty_like(t._data)  # the leaf's own layout (row-major unless it is not)
+            arr[...] = g._data
+            g._data = arr
+            g._vc = _VersionCounter()
 
 
 def _check_nan(node: Node, grads: Sequence) -> None:

@@ -12,23 +12,24 @@ a ``CopySlices`` node so that gradients flowing into the base see the change.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import traceback
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
+
+import numpy as np
 
 from .._device import xp_for
+from .._fp import FP_IGNORE, FP_STATE
 from .._pieces import piece, pieces
-from .._tensor import wrap
+from .._tensor import Tensor, wrap
 from ..utils.hooks import RemovableHandle
 from .grad_mode import STATE
 
-if TYPE_CHECKING:
-    from .._tensor import Tensor
-
-__all__ = ["Node", "SavedOutput", "record", "record_outputs", "needs_grad", "sum_to", "unbroadcast",
-           "saved_tensors_hooks", "save_on_cpu",
+__all__ = ["Node", "LeanNode", "SavedOutput", "record", "record_lean", "record_outputs", "needs_grad",
+           "sum_to", "unbroadcast", "saved_tensors_hooks", "save_on_cpu",
            "mask_grad", "depends_on", "rebase_history"]
 
 BackwardFn = Callable[["Tensor"], Sequence["Tensor | None"]]
@@ -62,26 +63,35 @@ class Node:
     tensors from one node, and then its backward receives a list with one gradient per output.
     """
 
-    __slots__ = ("_name", "next_functions", "_backward", "_saved", "_released", "_pre_hooks",
-                 "_tensor_hooks", "_retained", "_trace", "_metadata", "__weakref__", "_hooks",
-                 "num_outputs", "_seq", "_packed")
+    # What every node has. The rest is rare (hooks, anomaly traces, several outputs...): class-level
+    # defaults below, which a node overrides in its own ``__dict__`` only when it needs to, so that
+    # recording a node (once per op) stores six attributes instead of fifteen.
+    __slots__ = ("_name", "next_functions", "_backward", "_saved", "_released", "_seq",
+                 "__weakref__", "__dict__")
+    num_outputs = 1
+    # True once the node has hooks, retains a gradient or had its saved tensors packed by
+    # saved-tensor hooks: the engine's quick path (``run_node``) leaves such a node to the full one
+    _special = False
+    _packed: list | None = None      # what saved-tensor hooks made of the saved tensors
+    _tensor_hooks: dict | None = None  # output_nr -> hooks of that output tensor
+    _retained: dict | None = None    # output_nr -> weakref of a tensor that retains grad
+    _pre_hooks: list | None = None   # Node.register_prehook(fn(grad_outputs))
+    _hooks: list | None = None       # Node.register_hook(fn(grad_inputs, grad_outputs))
+    _trace: list | None = None       # anomaly mode: where the forward call came from
+    _metadata: dict | None = None
 
     def __init__(self, name: str, next_functions: tuple, backward: BackwardFn | None,
                  saved: tuple = (), num_outputs: int = 1) -> None:
         self._name = name
         self.next_functions = next_functions
         self._backward = backward
-        self._packed: list | None = None  # what saved-tensor hooks made of the saved tensors
         # (tensor, its version now): backward refuses to run if the version has moved on
         self._saved = _save(self, saved) if saved else ()
         self._released = False
-        self._tensor_hooks: dict | None = None  # output_nr -> hooks of that output tensor
-        self._retained: dict | None = None      # output_nr -> weakref of a tensor that retains grad
-        self._pre_hooks: list | None = None     # Node.register_prehook(fn(grad_outputs))
-        self._hooks: list | None = None         # Node.register_hook(fn(grad_inputs, grad_outputs))
-        self._trace = _forward_trace() if _anomaly.enabled else None
-        self._metadata: dict | None = None
-        self.num_outputs = num_outputs
+        if _anomaly.enabled:
+            self._trace = _forward_trace()
+        if num_outputs != 1:
+            self.num_outputs = num_outputs
         self._seq = next(_SEQUENCE)  # creation order (checkpointing tells old nodes from new)
 
     @property
@@ -111,24 +121,28 @@ class Node:
         """
         if self._hooks is None:
             self._hooks = []
+            self._special = True
         return RemovableHandle(self._hooks, fn)
 
     def register_prehook(self, fn: Callable) -> Any:
         """Call ``fn(grad_outputs)`` before this node's backward runs; may return new grads."""
         if self._pre_hooks is None:
             self._pre_hooks = []
+            self._special = True
         return RemovableHandle(self._pre_hooks, fn)
 
     def _add_tensor_hook(self, nr: int, fn: Callable) -> Any:
         """A hook of output ``nr`` of this node (``Tensor.register_hook`` on a non-leaf)."""
         if self._tensor_hooks is None:
             self._tensor_hooks = {}
+            self._special = True
         return RemovableHandle(self._tensor_hooks.setdefault(nr, []), fn)
 
     def _retain(self, nr: int, t: "Tensor") -> None:
         """Keep the gradient of output ``nr`` in ``t.grad`` (``Tensor.retain_grad``)."""
         if self._retained is None:
             self._retained = {}
+            self._special = True
         self._retained[nr] = weakref.ref(t)
 
     def _check_saved(self) -> None:
@@ -152,7 +166,8 @@ class Node:
         if self._saved:
             self._backward = None
             self._saved = ()
-            self._packed = None
+            if self._packed is not None:
+                self._packed = None
             self._released = True
 
 
@@ -209,6 +224,7 @@ def _save(node: Node, saved: Sequence[Any]) -> tuple:
         out.append((t, t._vc.value))
     if _SAVED_HOOKS:  # the hooks keep what they want; the node keeps no saved tensor itself
         node._packed = _pack_all(node, [t for t, _ in out])
+        node._special = True
         return tuple((_DROPPED, v) for _, v in out)
     return tuple(out)
 
@@ -426,8 +442,8 @@ def needs_grad(*inputs: Any) -> bool:
     """True when an op over ``inputs`` must be recorded (grad mode on, some input requires grad)."""
     if not STATE.enabled:
         return False
-    for x in inputs:  # duck-typed: only tensors have _requires_grad (no import on the hot path)
-        if getattr(x, "_requires_grad", False):
+    for x in inputs:  # numbers and None among them: only tensors require grad
+        if isinstance(x, Tensor) and x._requires_grad:
             return True
     return False
 
@@ -444,16 +460,98 @@ def record(name: str, out: "Tensor", inputs: Sequence[Any], backward: BackwardFn
     """
     nexts = []
     for x in inputs:
-        if getattr(x, "_requires_grad", False):
+        if isinstance(x, Tensor) and x._requires_grad:
             node = x.grad_fn
             nexts.append((accumulate_node(x), 0) if node is None else (node, x._output_nr))
         else:
-            nexts.append((None, 0))
-    if saved:
-        for t in saved:
-            if t._inference:
-                raise RuntimeError(INFERENCE_SAVED)
+            nexts.append(_NO_EDGE)
+    for t in saved:
+        if t._inference:
+            raise RuntimeError(INFERENCE_SAVED)
     out.grad_fn = Node(name, tuple(nexts), backward, saved)
+    out._requires_grad = True
+    return out
+
+
+NO_EDGE = _NO_EDGE = (None, 0)  # the edge of an input that takes no gradient (a number, a constant)
+
+
+class LeanNode(Node):
+    """The node of an op on the lean path (see ``_ops/pointwise.py``): backward is
+    ``run(node, grad)``, a function shared by every node of that op, and what it needs sits in
+    the node's own slots instead of a closure: the operands ``input`` and ``other`` (tensors,
+    numbers, or what the op puts there), whether each wants a gradient, the result's dtype, and
+    up to two saved tensors with their versions.
+
+    It behaves as a node with a closure does; it only keeps fewer objects alive per recorded
+    op (no closure, no cells, no tuples of saved tensors), and the garbage collector's work
+    grows with those: in a long chain of tiny ops, that work is a good part of the time.
+    """
+
+    __slots__ = ("_run", "input", "other", "rg_input", "rg_other", "dtype", "_s0", "_v0", "_s1",
+                 "_v1")
+
+    @property  # type: ignore[override]
+    def _backward(self) -> Callable | None:
+        """What the engine calls, ``_backward(grad)`` (None once freed, like a Node's)."""
+        return None if self._run is None else functools.partial(self._run, self)
+
+    @property  # type: ignore[override]
+    def _saved(self) -> tuple:
+        """``((tensor, version), ...)`` as a Node keeps them (built when asked)."""
+        if self._s0 is None:
+            return ()
+        if self._s1 is None:
+            return ((self._s0, self._v0),)
+        return ((self._s0, self._v0), (self._s1, self._v1))
+
+    @_saved.setter
+    def _saved(self, pairs: tuple) -> None:
+        (self._s0, self._v0), (self._s1, self._v1) = (list(pairs) + [(None, 0), (None, 0)])[:2]
+
+    def _check_saved(self) -> None:
+        if self._released:
+            raise RuntimeError(FREED_GRAPH)
+        t = self._s0
+        if t is not None:
+            if t._vc.value != self._v0:
+                raise RuntimeError(_modified_message(self, t, self._v0))
+            t = self._s1
+            if t is not None and t._vc.value != self._v1:
+                raise RuntimeError(_modified_message(self, t, self._v1))
+
+    def _release(self) -> None:
+        if self._s0 is not None:
+            self._run = self.input = self.other = self._s0 = self._s1 = None
+            self._released = True
+
+
+def record_lean(name: str, out: "Tensor", next_functions: tuple, run: Callable, input: Any,
+                other: Any, rg_input: bool, rg_other: bool, saved: tuple = ()) -> "Tensor":
+    """:func:`record` for the lean path: a :class:`LeanNode` whose backward is
+    ``run(node, grad)``, with the given edges (``edge(x)``, or ``NO_EDGE`` for an operand that
+    takes no gradient) and slots. ``saved``: at most two tensors, as for :func:`record` (the
+    lean path is never taken under saved-tensor hooks)."""
+    node = object.__new__(LeanNode)
+    node._name = name
+    node.next_functions = next_functions
+    node._run, node.input, node.other = run, input, other
+    node.rg_input, node.rg_other, node.dtype = rg_input, rg_other, out._data.dtype
+    node._released = False
+    node._seq = next(_SEQUENCE)
+    if _anomaly.enabled:
+        node._trace = _forward_trace()
+    node._s0 = node._s1 = None
+    for i, t in enumerate(saved):
+        if t._inference:
+            raise RuntimeError(INFERENCE_SAVED)
+        if t.__class__ is SavedOutput:
+            t._node = weakref.ref(node)
+        if i:
+            node._s1, node._v1 = t, t._vc.value
+        else:
+            node._s0, node._v0 = t, t._vc.value
+    out.grad_fn = node
     out._requires_grad = True
     return out
 
@@ -470,6 +568,14 @@ def mask_grad(name: str, g: "Tensor", mask: Any, x: Any) -> "Tensor":
     arr = g._data
     if mask.dtype != bool:
         out = arr * mask.astype(arr.dtype, copy=False)
+    elif arr.ndim and not any(arr.strides) and arr.shape == mask.shape:
+        # one number broadcast (the gradient of a sum, a mean): the mask times that number
+        v = arr[(0,) * arr.ndim]
+        out = mask.astype(arr.dtype)
+        if not bool(xp_for(g._device).isfinite(v)):
+            out = xp_for(g._device).where(mask, arr, arr.dtype.type(0))
+        elif v != 1:
+            out *= v
     elif bool(xp_for(g._device).isfinite(arr).all()):
         out = arr * mask  # much faster than where() on an irregular mask
     else:  # 0 * inf would be nan: where the mask is off, the gradient is exactly 0 (as torch's)
@@ -520,7 +626,28 @@ def record_outputs(name: str, outs: Sequence["Tensor"], inputs: Sequence[Any],
     return node
 
 
-@piece("02.1")
+def _unbroadcast_arrays(grad: "Tensor", shape: tuple) -> "Tensor":
+    """:func:`unbroadcast` on the bare array in a plain backward (grad mode off, a float array in
+    host memory): the same sums in one NumPy call, without a tensor op per step."""
+    arr = grad._data
+    if STATE.enabled or type(arr) is not np.ndarray or arr.dtype.kind != "f":
+        return unbroadcast(grad, shape)
+    have = arr.shape
+    if have == shape:
+        return grad
+    lead = len(have) - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and have[lead + i] != 1)
+    if dims:
+        token = FP_STATE.set(FP_IGNORE)  # an overflowing sum is inf, silently, as in torch
+        try:
+            arr = arr.sum(axis=dims, dtype=arr.dtype, keepdims=True)
+        finally:
+            FP_STATE.reset(token)
+    return wrap(arr.reshape(shape), grad._device)
+
+
+@piece("02.1", fast=_unbroadcast_arrays)
 def unbroadcast(grad: "Tensor", shape: tuple) -> "Tensor":
     """Sum ``grad`` over the dimensions broadcasting created, back to ``shape``."""
     if tuple(grad.shape) == tuple(shape):
@@ -570,8 +697,6 @@ def rebase_history(view: "Tensor") -> None:
     if base._requires_grad and base.grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
-    import numpy as np
-
     positions = _positions_in_base(view, base)       # flat index in base of each view element
     dev = base._device
     pos = _to_device(positions.reshape(-1), dev)
@@ -625,8 +750,6 @@ def _to_device(arr: Any, dev: Any) -> "Tensor":
 
 def _positions_in_base(view: "Tensor", base: "Tensor") -> Any:
     """For each element of ``view``, its row-major position in ``base`` (matched by address)."""
-    import numpy as np
-
     def addresses(t: "Tensor") -> Any:
         shape = t._data.shape
         addr = np.full(shape, t.data_ptr(), dtype=np.int64)

@@ -1,0 +1,369 @@
+"""mytorch's fast paths (issue 16) against torch, and against the general paths they bypass.
+
+* The lean path of element-wise ops: same-shape float tensors in host memory (or a tensor and a
+  Python number) skip the general argument handling, record a ``LeanNode`` and, in a plain
+  backward, run their formula on bare arrays (``_ops/pointwise.py``). Everything else must take
+  the general path, with the same results: these tests compare both with torch, and check which
+  path was taken.
+* ``.grad`` taking a gradient's memory without a copy (``autograd/engine.py``: ``_settle``).
+* ``F.linear`` as one ``AddmmBackward0`` node, and the array fast paths of the pieces it uses
+  (``matmul_backward``, ``unbroadcast``).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import mytorch
+import mytorch.nn.functional as F
+from mytorch._pieces import REGISTRY, pieces
+from mytorch.autograd.graph import LeanNode
+
+from oracle import assert_same
+
+
+def _pair(*arrays: np.ndarray, grad: bool = True) -> tuple[list, list]:
+    mine = [mytorch.from_numpy(a.copy()).requires_grad_(grad) for a in arrays]
+    ref = [torch.from_numpy(a.copy()).requires_grad_(grad) for a in arrays]
+    return mine, ref
+
+
+def _rand(*shape: int, seed: int = 0, dtype: type = np.float32) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+CHAINS = {
+    "mul add tanh": lambda t, w, b: ((t * w + b).tanh() * 0.9).sum(),
+    "sub div exp": lambda t, w, b: ((t - w) / (b * b + 1.0)).exp().sum(),
+    "numbers first": lambda t, w, b: (2.0 - t * 3 + 1.5 / (w * w + 1) - (0.5 * b).sigmoid()).sum(),
+    "unary family": lambda t, w, b: ((t * t + 1).log() + (w * w + 1).sqrt() + b.atan()
+                                     + (t * 0.1).exp2() + (w * 0.1).expm1() + (b * 0.1).tan()
+                                     + (t * t + 1).reciprocal() + (w * 0.5).atanh()
+                                     + (b * b + 1).log2() + (b * b + 1).log10()
+                                     + (t * t).log1p()).sum(),
+    "same tensor twice": lambda t, w, b: (t * t + w / w - b - b).sum(),
+}
+
+
+@pytest.mark.parametrize("name", list(CHAINS))
+def test_lean_chains_equal_torch(name):
+    arrays = [_rand(4, 3, seed=i) for i in range(3)]
+    mine, ref = _pair(*arrays)
+    a, b = CHAINS[name](*mine), CHAINS[name](*ref)
+    assert_same(a, b)
+    a.backward()
+    b.backward()
+    for m, r in zip(mine, ref):
+        assert_same(m.grad, r.grad, atol=1e-5, rtol=1e-5)
+
+
+def test_lean_nodes_are_recorded_as_torch_names_them():
+    (x, w), _ = _pair(_rand(3), _rand(3, seed=1))
+    for y, name in [(x * w, "MulBackward0"), (x + w, "AddBackward0"), (x - w, "SubBackward0"),
+                    (x / w, "DivBackward0"), (x.tanh(), "TanhBackward0"), (2.0 * x, "MulBackward0"),
+                    (1 - x, "RsubBackward1"), (x.exp(), "ExpBackward0")]:
+        assert isinstance(y.grad_fn, LeanNode), name
+        assert y.grad_fn.name() == name
+    y = x * 2.0
+    assert [n is None for n, _ in y.grad_fn.next_functions] == [False, True]  # like torch
+
+
+def test_double_backward_through_lean_ops():
+    mine, ref = _pair(_rand(5), _rand(5, seed=1))
+    out = []
+    for (x, w), lib in ((mine, mytorch), (ref, torch)):
+        y = ((x * w).tanh() / (w * w + 1) - x.sigmoid()).sum()
+        gx, = lib.autograd.grad(y, x, create_graph=True)
+        gx.sum().backward()
+        out.append((gx, x.grad, w.grad))
+    for m, r in zip(*out):
+        assert_same(m, r, atol=1e-5, rtol=1e-5)
+
+
+def _general(y: mytorch.Tensor) -> bool:
+    return y.grad_fn is not None and not isinstance(y.grad_fn, LeanNode)
+
+
+def test_broadcasting_and_promotion_take_the_general_path():
+    (x, row, x64), (tx, trow, tx64) = _pair(_rand(3, 4), _rand(4, seed=1),
+                                            _rand(3, 4, seed=2, dtype=np.float64))
+    for y, ty in [(x * row, tx * trow), (x * x64, tx * tx64), (row + x, trow + tx)]:
+        assert _general(y)
+        assert y.dtype == getattr(mytorch, str(ty.dtype).split(".")[1])
+        y.sum().backward()
+        ty.sum().backward()
+    for m, r in ((x, tx), (row, trow), (x64, tx64)):
+        assert_same(m.grad, r.grad, atol=1e-5, rtol=1e-5)
+        assert m.grad.dtype == getattr(mytorch, str(r.grad.dtype).split(".")[1])
+
+
+def test_strided_views_take_the_general_path_and_keep_torch_layouts():
+    (x, w), (tx, tw) = _pair(_rand(4, 3), _rand(3, 4, seed=1))
+    y, ty = x.t() * w, tx.t() * tw
+    assert _general(y)
+    assert y.stride() == ty.stride()
+    y.tanh().sum().backward()
+    ty.tanh().sum().backward()
+    assert_same(x.grad, tx.grad)
+    assert_same(w.grad, tw.grad)
+    assert x.grad.stride() == tx.grad.stride()
+
+
+def test_integers_and_out_take_the_general_path():
+    i = mytorch.arange(6)
+    assert (i * 2).dtype == mytorch.int64 and (i / 2).dtype == mytorch.float32
+    x = mytorch.ones(3, requires_grad=True)
+    out = mytorch.empty(3)
+    with mytorch.no_grad():
+        mytorch.mul(x, 2.0, out=out)
+    assert out.tolist() == [2.0, 2.0, 2.0]
+    big = x * (1 << 60)  # beyond 2**53: the general path converts it as torch does
+    assert _general(big) and big.tolist() == (torch.ones(3) * (1 << 60)).tolist()
+
+
+def test_overflow_is_silent_as_in_torch():
+    x = mytorch.full((3,), 3e38, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = x * 10.0
+        (y / 0.0).sum().backward()
+    assert np.isinf(y.detach().numpy()).all()
+
+
+def test_hooks_and_retain_grad_on_lean_nodes():
+    (x, w), (tx, tw) = _pair(_rand(3), _rand(3, seed=1))
+    seen = []
+    for (a, b), store in (((x, w), seen), ((tx, tw), [])):
+        y = a * b
+        y.retain_grad()
+        y.register_hook(lambda g: g * 2)
+        y.grad_fn.register_hook(lambda gi, go, store=store: store.append(len(gi)))
+        z = y.tanh()
+        z.grad_fn.register_prehook(lambda go: (go[0] * 3,))
+        z.sum().backward()
+    assert seen == [2]
+    assert_same(x.grad, tx.grad)
+    assert_same(w.grad, tw.grad)
+
+
+def test_anomaly_mode_names_the_lean_node():
+    x = mytorch.tensor([0.0, 1.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with mytorch.autograd.detect_anomaly():
+            y = (x / x).sum()  # 0/0: nan in backward
+            with pytest.raises(RuntimeError, match="Function 'DivBackward0' returned nan"):
+                y.backward()
+
+
+def test_inference_tensors_cannot_be_saved():
+    with mytorch.inference_mode():
+        c = mytorch.ones(3)
+    x = mytorch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
+        x * c
+    assert isinstance((x + c).grad_fn, LeanNode)  # an add saves nothing: allowed, as in torch
+
+
+def test_in_place_change_of_a_saved_operand_is_caught():
+    (x, w), (tx, tw) = _pair(_rand(3), _rand(3, seed=1))
+    msgs = []
+    for a, b, lib in ((x, w, mytorch), (tx, tw, torch)):
+        y = a * b
+        c = b * 1.0
+        z = (a * c).sum()
+        with lib.no_grad():
+            c.add_(1)
+        with pytest.raises(RuntimeError) as e:
+            z.backward()
+        msgs.append(str(e.value).split(" is at version")[0])
+        del y
+    assert msgs[0] == msgs[1]
+
+
+def test_freed_graph_and_retain_graph():
+    x = mytorch.ones(3, requires_grad=True)
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.tolist() == [4.0, 4.0, 4.0]
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+    z = (x + 1).sum()  # saved nothing: may run again, as in torch
+    z.backward()
+    z.backward()
+
+
+def test_saved_tensor_hooks_take_the_general_path():
+    x = mytorch.ones(3, requires_grad=True)
+    with mytorch.autograd.graph.saved_tensors_hooks(lambda t: t * 0 + 5, lambda t: t):
+        y = x * x
+    assert _general(y)
+    y.sum().backward()
+    assert x.grad.tolist() == [10.0, 10.0, 10.0]  # what unpack gave, as in torch
+
+
+def test_simulated_device_takes_the_general_path(sim):
+    x = mytorch.ones(3, device="cuda", requires_grad=True)
+    y = x * 2.0 + x
+    assert _general(y) and y.device.type == "cuda"
+    y.tanh().sum().backward()
+    assert x.grad.device.type == "cuda"
+    assert np.allclose(x.grad.cpu().numpy(), 3 * (1 - np.tanh(3.0) ** 2))
+
+
+def test_relu_of_a_sum_gradient_with_inf_and_a_scale():
+    for scale in (1.0, -2.5, float("inf")):
+        (x,), (tx,) = _pair(_rand(6))
+        for t in (x, tx):
+            (t.relu().sum() * scale).backward()
+        assert_same(x.grad, tx.grad)
+
+
+# ------------------------------------------------------------------- .grad without a copy
+def test_grad_takes_a_fresh_gradient_without_sharing_memory():
+    (a, b, c), _ = _pair(_rand(4), _rand(4, seed=1), _rand(4, seed=2))
+    gt = mytorch.ones(4)
+    (a * b + c).backward(gt)
+    arrays = [a.grad._data, b.grad._data, c.grad._data, gt._data]
+    assert len({id(x) for x in arrays}) == 4
+    assert all(not np.shares_memory(p, q) for i, p in enumerate(arrays) for q in arrays[i + 1:])
+    gt.add_(1)  # the gradient given to backward is the user's: .grad must not follow it
+    assert c.grad.tolist() == [1.0] * 4
+
+
+def test_grad_shared_by_two_leaves_is_copied_once():
+    (a, c), (ta, tc) = _pair(_rand(3), _rand(3, seed=1))
+    (a + c).sum().backward()
+    (ta + tc).sum().backward()
+    assert not np.shares_memory(a.grad._data, c.grad._data)
+    a.grad.add_(1)
+    assert_same(c.grad, tc.grad)
+
+
+def test_a_gradient_kept_by_a_hook_is_not_the_grad():
+    (x, w), _ = _pair(_rand(3), _rand(3, seed=1))
+    kept = []
+    x.register_hook(lambda g: kept.append(g))
+    (x * w).sum().backward()
+    before = kept[0].tolist()
+    x.grad.mul_(0)  # an optimizer's zero_grad(set_to_none=False)
+    (x * w).sum().backward()
+    assert kept[0].tolist() == before
+    assert x.grad.tolist() == w.tolist()
+
+
+def test_accumulating_into_an_adopted_grad():
+    (x, w), (tx, tw) = _pair(_rand(3), _rand(3, seed=1))
+    for a, b in ((x, w), (tx, tw)):
+        y = a * b
+        (y * a + a).sum().backward()  # three gradients reach a in one pass
+        (a * 2).sum().backward()      # and one more in the next
+    assert_same(x.grad, tx.grad)
+    assert_same(w.grad, tw.grad)
+
+
+# ------------------------------------------------------------------- F.linear, one node
+LINEAR_SHAPES = [(3,), (2, 3), (0, 3), (5, 2, 3), (2, 2, 2, 3)]
+
+
+def _names(t: object) -> list:
+    return [None if n is None else n.name() for n, _ in t.grad_fn.next_functions]
+
+
+@pytest.mark.parametrize("shape", LINEAR_SHAPES, ids=str)
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_graph_and_gradients_equal_torch(shape, bias):
+    (x, w, b), (tx, tw, tb) = _pair(_rand(*shape), _rand(4, 3, seed=1), _rand(4, seed=2))
+    y = F.linear(x, w, b if bias else None)
+    ty = torch.nn.functional.linear(tx, tw, tb if bias else None)
+    assert_same(y, ty)
+    assert y.stride() == ty.stride()
+    assert y.grad_fn.name() == ty.grad_fn.name()
+    if bias:  # 1-D and N-D: viewed as a matrix, addmm, viewed back (as torch does)
+        node, tnode = (y.grad_fn, ty.grad_fn) if len(shape) == 2 else \
+            (y.grad_fn.next_functions[0][0], ty.grad_fn.next_functions[0][0])
+        assert node.name() == tnode.name() == "AddmmBackward0"
+        assert [n and n.name() for n, _ in node.next_functions] == \
+            [n and n.name() for n, _ in tnode.next_functions]
+    g = _rand(*ty.shape, seed=3)
+    y.backward(mytorch.from_numpy(g))
+    ty.backward(torch.from_numpy(g))
+    for m, r in ((x, tx), (w, tw), (b, tb)):
+        if r.grad is None:
+            assert m.grad is None
+        else:
+            assert_same(m.grad, r.grad, atol=1e-5, rtol=1e-5)
+            assert m.grad.stride() == r.grad.stride()
+
+
+def test_linear_on_a_strided_input_and_without_grads():
+    (x, w, b), (tx, tw, tb) = _pair(_rand(5, 3, 2), _rand(4, 3, seed=1), _rand(4, seed=2))
+    y = F.linear(x.transpose(1, 2), w, b)
+    ty = torch.nn.functional.linear(tx.transpose(1, 2), tw, tb)
+    assert y.grad_fn.name() == ty.grad_fn.name() == "AddBackward0"  # torch: matmul, then add_
+    y.sum().backward()
+    ty.sum().backward()
+    assert_same(x.grad, tx.grad, atol=1e-5, rtol=1e-5)
+    with mytorch.no_grad():
+        assert F.linear(x.transpose(1, 2), w, b).grad_fn is None
+    assert _names(F.linear(x.detach().transpose(1, 2)[0], w, b)) == [
+        "torch::autograd::AccumulateGrad", None, "TBackward0"]
+
+
+def test_linear_runs_a_students_matmul_backward():
+    calls = []
+
+    def mine(a, b, grad, needs_input_grad=(True, True)):
+        calls.append(tuple(a.shape))
+        return REGISTRY["matmul_backward"].reference(a, b, grad, needs_input_grad)
+
+    (x, w, b), _ = _pair(_rand(2, 3), _rand(4, 3, seed=1), _rand(4, seed=2))
+    with mytorch.mine.plugged(matmul_backward=mine):
+        F.linear(x, w, b).sum().backward()
+    assert calls == [(2, 3)]
+    assert pieces.matmul_backward is REGISTRY["matmul_backward"].default
+
+
+def test_linear_double_backward():
+    (x, w, b), (tx, tw, tb) = _pair(_rand(2, 3), _rand(4, 3, seed=1), _rand(4, seed=2))
+    res = []
+    for args, lib in (((x, w, b), mytorch), ((tx, tw, tb), torch)):
+        y = (lib.nn.functional.linear(*args) ** 2).sum()
+        gw, = lib.autograd.grad(y, args[1], create_graph=True)
+        gw.sum().backward()
+        res.append((gw, args[0].grad, args[2].grad))
+    for m, r in zip(*res):
+        assert_same(m, r, atol=1e-4, rtol=1e-5)
+
+
+@pytest.mark.parametrize("transposed", [(False, False), (True, False), (False, True)])
+def test_matmul_backward_fast_path_equals_the_piece(transposed):
+    p = REGISTRY["matmul_backward"]
+    a0, b0, g0 = _rand(5, 3), _rand(3, 4, seed=1), _rand(5, 4, seed=2)
+    a = mytorch.from_numpy(a0.T.copy()).t() if transposed[0] else mytorch.from_numpy(a0)
+    b = mytorch.from_numpy(b0.T.copy()).t() if transposed[1] else mytorch.from_numpy(b0)
+    g = mytorch.from_numpy(g0)
+    with mytorch.no_grad():
+        ref, fast = p.reference(a, b, g), p.fast(a, b, g)
+        assert p.fast(a, b, g, (False, True))[0] is None
+    for r, f, x in zip(ref, fast, (a, b)):
+        np.testing.assert_allclose(f.numpy(), r.numpy(), rtol=1e-6, atol=1e-6)
+        assert f.stride() == x.stride()  # torch's mm backward: the operand's own layout
+
+
+@pytest.mark.parametrize("shapes", [((4, 3), (3,)), ((2, 4, 3), (4, 1)), ((4, 3), (4, 3)),
+                                    ((2, 1, 3), (1, 3))], ids=str)
+def test_unbroadcast_fast_path_equals_the_piece(shapes):
+    p = REGISTRY["unbroadcast"]
+    g = mytorch.from_numpy(_rand(*shapes[0]))
+    with mytorch.no_grad():
+        ref, fast = p.reference(g, shapes[1]), p.fast(g, shapes[1])
+    assert ref.shape == fast.shape == shapes[1]
+    np.testing.assert_allclose(fast.numpy(), ref.numpy(), rtol=1e-6)
+    with mytorch.enable_grad():  # create_graph: the piece itself, differentiable
+        x = mytorch.from_numpy(_rand(*shapes[0])).requires_grad_()
+        assert p.fast(x * 2, shapes[1]).grad_fn is not None or shapes[0] == shapes[1]
