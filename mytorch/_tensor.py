@@ -577,7 +577,7 @@ def _init(t: Tensor, arr: Any, dev: device) -> None:
 
 def wrap(arr: Any, dev: device = CPU) -> Tensor:
     """Fast constructor used by operations: a Tensor over ``arr`` (0-d results become arrays)."""
-    t = object.__new__(Tensor)
+    t = _new(Tensor)
     if type(arr) is not np.ndarray and dev.type == "cpu":
         arr = np.asarray(arr)
     if not arr.size and arr.ndim and not any(arr.strides):  # NumPy zeroes an empty's strides
@@ -594,6 +594,9 @@ def wrap(arr: Any, dev: device = CPU) -> Tensor:
     t._retains_grad = False
     t._inference = STATE.inference
     return t
+
+
+_new = object.__new__
 
 
 def make_view(base: Tensor, arr: Any) -> Tensor:

@@ -110,7 +110,7 @@ def _lean(ufunc: Any, input: Any, other: Any, name: str, run: Callable,
     """``ufunc(input, other)`` as a new tensor, its node recorded, when both operands allow the
     lean path (see above); None otherwise, and the op takes its general path.
 
-    ``run`` is the node's backward (made by ``_bare``). ``saves``: which operands backward reads,
+    ``run(node, grad)`` is the node's backward (``_mul_run``...). ``saves``: which operands it reads,
     for the in-place checks: 0 none, ``_CROSSED`` (a product: each one's gradient needs the other)
     or ``_QUOTIENT`` (the divisor, and the dividend if the divisor needs a gradient).
     """
@@ -175,26 +175,10 @@ def _value(x: Any) -> Any:
     return x._data if isinstance(x, Tensor) else x
 
 
-def _bare(formula: Callable, on_tensors: Callable) -> Callable:
-    """The backward of a lean op (a ``LeanNode``'s ``run``): ``formula(g_array, node)``, two
-    arrays or None, in a plain backward whose gradient has the op's dtype; else
-    ``on_tensors(g, node)``, the formula with mytorch ops (so that ``create_graph=True`` can
-    differentiate it again). ``formula`` and ``on_tensors`` are often the same expression: on
-    the lean path nothing has to be un-broadcast or cast, so one formula fits arrays and tensors.
-    """
-    def run(node: Any, g: Tensor) -> tuple:
-        arr = g._data
-        if STATE.enabled or arr.dtype is not node.dtype:
-            return on_tensors(g, node)
-        token = FP_STATE.set(FP_IGNORE)
-        try:
-            ga, gb = formula(arr, node)
-        finally:
-            FP_STATE.reset(token)
-        dev = g._device
-        return (None if ga is None else wrap(ga, dev), None if gb is None else wrap(gb, dev))
-
-    return run
+def _plain(node: Any, g: Tensor) -> bool:
+    """Whether a lean node's backward may work on bare arrays: a plain backward (grad mode off:
+    nothing to record) and a gradient of the op's dtype (nothing to cast)."""
+    return not STATE.enabled and g._data.dtype is node.dtype
 
 
 def _grad_for(g: Tensor, x: Any) -> Tensor | None:
@@ -263,17 +247,18 @@ def _check_alpha(alpha: Any, dt: D.dtype) -> Any:
     return checked_scalar(alpha, dt)
 
 
-def _add_bare(g: Any, node: Any) -> tuple:
+def _add_run(node: Any, g: Tensor) -> tuple:
+    """The backward of a lean add (a ``LeanNode``'s ``run``): ``g`` itself for each operand, as
+    the general path's ``_grad_for`` gives when nothing was broadcast or cast."""
+    if g._data.dtype is not node.dtype:
+        g = g.to(D._BY_NP[node.dtype])
     return (g if node.rg_input else None), (g if node.rg_other else None)
-
-
-_ADD_RUN = _bare(_add_bare, _add_bare)
 
 
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other`` with broadcasting and torch's type promotion."""
     if out is None and alpha == 1 and alpha.__class__ is int:
-        res = _lean(np.add, input, other, "AddBackward0", _ADD_RUN)
+        res = _lean(np.add, input, other, "AddBackward0", _add_run)
         if res is not None:
             return res
     a, b, dev, dt = binary(input, other)
@@ -303,17 +288,17 @@ def _check_bool_sub(input: Any, other: Any) -> None:
                            "operator instead.")
 
 
-def _sub_bare(g: Any, node: Any) -> tuple:
+def _sub_run(node: Any, g: Tensor) -> tuple:
+    """The backward of a lean sub: ``g`` and ``-g``."""
+    if g._data.dtype is not node.dtype:
+        g = g.to(D._BY_NP[node.dtype])
     return (g if node.rg_input else None), (-g if node.rg_other else None)
-
-
-_SUB_RUN = _bare(_sub_bare, _sub_bare)
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """``input - alpha * other``."""
     if out is None and alpha == 1 and alpha.__class__ is int:  # (bools never take the lean path)
-        res = _lean(np.subtract, input, other, "SubBackward0", _SUB_RUN)
+        res = _lean(np.subtract, input, other, "SubBackward0", _sub_run)
         if res is not None:
             return res
     _check_bool_sub(input, other)
@@ -333,18 +318,26 @@ def _mul_grads(g: Tensor, input: Any, other: Any) -> tuple:
             _grad_for(g * input, other) if _rg(other) else None)
 
 
-def _mul_bare(g: Any, node: Any) -> tuple:
-    return (g * _value(node.other) if node.rg_input else None,
-            g * _value(node.input) if node.rg_other else None)
-
-
-_MUL_RUN = _bare(_mul_bare, lambda g, node: _mul_grads(g, node.input, node.other))
+def _mul_run(node: Any, g: Tensor) -> tuple:
+    """The backward of a lean product: ``g * other`` and ``g * input``, on the bare arrays in a
+    plain backward (see ``_plain``), else with mytorch ops as the general path."""
+    a, b = node.input, node.other
+    if not _plain(node, g):
+        return _mul_grads(g, a, b)
+    arr, dev = g._data, g._device
+    token = FP_STATE.set(FP_IGNORE)  # inf and nan silently, as in the forward
+    try:
+        ga = wrap(arr * _value(b), dev) if node.rg_input else None
+        gb = wrap(arr * _value(a), dev) if node.rg_other else None
+    finally:
+        FP_STATE.reset(token)
+    return ga, gb
 
 
 def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     """Element-wise product."""
     if out is None:
-        res = _lean(np.multiply, input, other, "MulBackward0", _MUL_RUN, _CROSSED)
+        res = _lean(np.multiply, input, other, "MulBackward0", _mul_run, _CROSSED)
         if res is not None:
             return res
     a, b, dev, dt = binary(input, other)
@@ -387,7 +380,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None,
         # backward is then the reciprocal, not t (so changing t in place later is no error).
         return _to_out(mul(reciprocal(other), input), out)
     if out is None:
-        res = _lean(np.true_divide, input, other, "DivBackward0", _DIV_RUN, _QUOTIENT)
+        res = _lean(np.true_divide, input, other, "DivBackward0", _div_run, _QUOTIENT)
         if res is not None:
             return res
     a, b, dev, dt = _floating_pair(input, other)
@@ -405,13 +398,18 @@ def _div_grads(g: Tensor, input: Any, other: Any) -> tuple:
             _grad_for(-g * input / (other * other), other) if _rg(other) else None)
 
 
-def _div_bare(g: Any, node: Any) -> tuple:
-    b = _value(node.other)
-    return (g / b if node.rg_input else None,
-            -g * _value(node.input) / (b * b) if node.rg_other else None)
-
-
-_DIV_RUN = _bare(_div_bare, lambda g, node: _div_grads(g, node.input, node.other))
+def _div_run(node: Any, g: Tensor) -> tuple:
+    """The backward of a lean quotient (the general formula on bare arrays, see ``_mul_run``)."""
+    if not _plain(node, g):
+        return _div_grads(g, node.input, node.other)
+    arr, dev, b = g._data, g._device, _value(node.other)
+    token = FP_STATE.set(FP_IGNORE)
+    try:
+        ga = wrap(arr / b, dev) if node.rg_input else None
+        gb = wrap(-arr * _value(node.input) / (b * b), dev) if node.rg_other else None
+    finally:
+        FP_STATE.reset(token)
+    return ga, gb
 
 
 def _div_rounded(input: Any, other: Any, mode: str) -> Tensor:
@@ -587,7 +585,7 @@ def _unary_float(name: str, compute: Callable, node: str, derivative: Callable,
             # the backward keeps the result's array (``SavedOutput``), never ``res`` itself
             kept = SavedOutput(res) if uses_result else input
             if on_arrays and not _SAVED_HOOKS and _lean_array(input) is not None:
-                record_lean(node, res, (edge(input),), _UNARY_RUN, kept, derivative, uses_result,
+                record_lean(node, res, (edge(input),), _unary_run, kept, derivative, uses_result,
                             False, (kept,))
             elif uses_result:
                 record(node, res, (input,), lambda g: (derivative(g, None, kept()),), saved=(kept,))
@@ -606,7 +604,7 @@ def _unary_run(node: Any, g: Tensor) -> tuple:
     derivative on bare arrays in a plain backward whose gradient has the op's dtype, else on
     tensors, as the general path's closure does."""
     arr, derivative, kept = g._data, node.other, node.input
-    if STATE.enabled or arr.dtype is not node.dtype:
+    if not _plain(node, g):
         return (derivative(g, None, kept()) if node.rg_input else derivative(g, kept, None),)
     token = FP_STATE.set(FP_IGNORE)
     try:
@@ -615,9 +613,6 @@ def _unary_run(node: Any, g: Tensor) -> tuple:
     finally:
         FP_STATE.reset(token)
     return (wrap(d, g._device),)
-
-
-_UNARY_RUN = _unary_run
 
 
 def _sigmoid_array(x: Any) -> Any:

@@ -24,7 +24,7 @@ import numpy as np
 from .._pieces import piece, pieces
 from .grad_mode import STATE
 from .._tensor import _VersionCounter, wrap
-from .graph import AccumulateGrad, Node, _anomaly, edge
+from .graph import AccumulateGrad, LeanNode, Node, _anomaly, edge
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -145,6 +145,12 @@ def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool,
     def run_node(node: Node, outs: list) -> Sequence:
         if node._special or anomaly:  # hooks, retain_grad, packed saved tensors, anomaly mode
             return run_in_full(node, outs)
+        if node.__class__ is LeanNode:  # its backward, without making the bound callable
+            node._check_saved()
+            grad_inputs = node._run(node, outs[0])
+            if not retain_graph:
+                node._release()
+            return grad_inputs
         if node.__class__ is AccumulateGrad:
             if not only_inputs and outs[0] is not None:
                 _accumulate_leaf(node.variable, outs[0], create_graph, adopted)
