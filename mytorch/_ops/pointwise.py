@@ -117,8 +117,10 @@ def _lean(ufunc: Any, input: Any, other: Any, name: str, run: Callable,
     if _SAVED_HOOKS:
         return None
     if isinstance(input, Tensor):
-        a = _lean_array(input)
-        if a is None:
+        a = input._data  # (``_lean_array``, inline: this runs for every element-wise op)
+        dt = a.dtype
+        if type(a) is not np.ndarray or not (dt is _F32 or dt is _F64 or dt is _F16) or (
+                a.ndim > 1 and not (a.flags.c_contiguous and a.size)):
             return None
         if isinstance(other, Tensor):
             b = other._data
