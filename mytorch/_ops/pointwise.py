@@ -25,8 +25,8 @@ from .. import _dtype as D
 from .._device import xp_for
 from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.grad_mode import STATE
-from ..autograd.graph import _SAVED_HOOKS, NO_EDGE, SavedOutput, edge, mask_grad, needs_grad, record, \
-    record_lean, sum_to
+from ..autograd.graph import _SAVED_HOOKS, SavedOutput, mask_grad, needs_grad, record, record_lean, \
+    sum_to
 from ._operands import FP_IGNORE, FP_STATE, array_on, binary, binary_float, broadcast_error, \
     check_no_overlap, check_same_device, checked_scalar, contiguous_result, pointwise_layout, quiet, \
     result_type
@@ -164,8 +164,8 @@ def _lean(ufunc: Any, input: Any, other: Any, name: str, run: Callable,
                     ((other,) if isinstance(other, Tensor) else ())
             else:
                 saved = ()
-            record_lean(name, res, (edge(input) if rg_a else NO_EDGE, edge(other) if rg_b else NO_EDGE),
-                        run, input if saves else None, other if saves else None, rg_a, rg_b, saved)
+            record_lean(name, res, (input, other), run, input if saves else None,
+                        other if saves else None, rg_a, rg_b, saved)
     return res
 
 
@@ -329,8 +329,8 @@ def _mul_run(node: Any, g: Tensor) -> tuple:
     arr, dev = g._data, g._device
     token = FP_STATE.set(FP_IGNORE)  # inf and nan silently, as in the forward
     try:
-        ga = wrap(arr * _value(b), dev) if node.rg_input else None
-        gb = wrap(arr * _value(a), dev) if node.rg_other else None
+        ga = wrap(arr * (b._data if isinstance(b, Tensor) else b), dev) if node.rg_input else None
+        gb = wrap(arr * (a._data if isinstance(a, Tensor) else a), dev) if node.rg_other else None
     finally:
         FP_STATE.reset(token)
     return ga, gb
@@ -587,7 +587,7 @@ def _unary_float(name: str, compute: Callable, node: str, derivative: Callable,
             # the backward keeps the result's array (``SavedOutput``), never ``res`` itself
             kept = SavedOutput(res) if uses_result else input
             if on_arrays and not _SAVED_HOOKS and _lean_array(input) is not None:
-                record_lean(node, res, (edge(input),), _unary_run, kept, derivative, uses_result,
+                record_lean(node, res, (input,), _unary_run, kept, derivative, uses_result,
                             False, (kept,))
             elif uses_result:
                 record(node, res, (input,), lambda g: (derivative(g, None, kept()),), saved=(kept,))

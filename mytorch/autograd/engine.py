@@ -145,11 +145,14 @@ def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool,
     def run_node(node: Node, outs: list) -> Sequence:
         if node._special or anomaly:  # hooks, retain_grad, packed saved tensors, anomaly mode
             return run_in_full(node, outs)
-        if node.__class__ is LeanNode:  # its backward, without making the bound callable
-            node._check_saved()
+        if node.__class__ is LeanNode:  # LeanNode's _check_saved, backward, _release, inline
+            t = node._s0
+            if t is not None or node._released:
+                node._check_saved()
             grad_inputs = node._run(node, outs[0])
-            if not retain_graph:
-                node._release()
+            if t is not None and not retain_graph:
+                node._run = node.input = node.other = node._s0 = node._s1 = None
+                node._released = True
             return grad_inputs
         if node.__class__ is AccumulateGrad:
             if not only_inputs and outs[0] is not None:

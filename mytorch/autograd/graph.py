@@ -526,15 +526,22 @@ class LeanNode(Node):
             self._released = True
 
 
-def record_lean(name: str, out: "Tensor", next_functions: tuple, run: Callable, input: Any,
-                other: Any, rg_input: bool, rg_other: bool, saved: tuple = ()) -> "Tensor":
+def record_lean(name: str, out: "Tensor", inputs: tuple, run: Callable, input: Any, other: Any,
+                rg_input: bool, rg_other: bool, saved: tuple = ()) -> "Tensor":
     """:func:`record` for the lean path: a :class:`LeanNode` whose backward is
-    ``run(node, grad)``, with the given edges (``edge(x)``, or ``NO_EDGE`` for an operand that
-    takes no gradient) and slots. ``saved``: at most two tensors, as for :func:`record` (the
-    lean path is never taken under saved-tensor hooks)."""
+    ``run(node, grad)``, with an edge to each of ``inputs`` (one or two operands: tensors that
+    require grad, or anything else for no edge) and the given slots. ``saved``: at most two
+    tensors, as for :func:`record` (the lean path is never taken under saved-tensor hooks)."""
+    nexts = []
+    for x in inputs:
+        if isinstance(x, Tensor) and x._requires_grad:
+            fn = x.grad_fn
+            nexts.append((accumulate_node(x), 0) if fn is None else (fn, x._output_nr))
+        else:
+            nexts.append(_NO_EDGE)
     node = object.__new__(LeanNode)
     node._name = name
-    node.next_functions = next_functions
+    node.next_functions = tuple(nexts)
     node._run, node.input, node.other = run, input, other
     node.rg_input, node.rg_other, node.dtype = rg_input, rg_other, out._data.dtype
     node._released = False
