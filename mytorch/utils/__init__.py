@@ -1,3 +1,4 @@
-"""mytorch.utils: hooks handles now; data loading and checkpointing in later chapters."""
+"""mytorch.utils: hook handles, checkpointing and data loading (``mytorch.utils.data``)."""
 
 from . import checkpoint  # noqa: E402,F401  (torch.utils.checkpoint without a separate import)
+from . import data  # noqa: E402,F401  (torch.utils.data without a separate import)

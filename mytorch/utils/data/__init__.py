@@ -1,0 +1,21 @@
+"""``mytorch.utils.data``: datasets, samplers and the DataLoader (``torch.utils.data``).
+
+* ``dataset.py``     Dataset / IterableDataset and the wrappers, ``random_split``
+* ``sampler.py``     the order of reading: Sequential, Random, SubsetRandom, WeightedRandom, Batch
+* ``dataloader.py``  DataLoader: batching, worker processes, pinning
+* ``_utils/``        collate (samples -> batch), fetch, the worker loop, pin_memory
+"""
+from __future__ import annotations
+
+from ._utils.collate import default_collate, default_convert
+from ._utils.worker import WorkerInfo, get_worker_info
+from .dataloader import DataLoader, _DatasetKind
+from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, ShardedIterableDataset,
+                      StackDataset, Subset, TensorDataset, random_split)
+from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
+                      WeightedRandomSampler)
+
+__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
+           "RandomSampler", "Sampler", "SequentialSampler", "ShardedIterableDataset", "StackDataset",
+           "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "WorkerInfo",
+           "default_collate", "default_convert", "get_worker_info", "random_split"]
