@@ -326,6 +326,8 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 
     def __init__(self, loader: DataLoader) -> None:
         super().__init__(loader)
+        if self._timeout != 0:   # torch's check: a timeout only means something with workers
+            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
         self._fetcher = _DatasetKind.create_fetcher(self._dataset_kind, self._dataset,
                                                     self._auto_collation, self._collate_fn,
                                                     self._drop_last)

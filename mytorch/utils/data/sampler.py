@@ -170,13 +170,13 @@ def _check_distribution(w: Tensor, num_samples: int, replacement: bool) -> None:
     """torch.multinomial's checks, with its messages (the sampler draws through it in torch)."""
     if not replacement and num_samples > w.numel():
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    if bool((w < 0).any()) or not bool(torch.isfinite(w).all()):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if bool(((w < 0) | torch.isnan(w)).any()):
+        raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+    if bool(torch.isinf(w).any()):
+        raise RuntimeError("invalid multinomial distribution (encountering probability entry = "
+                           "infinity or NaN)")
     if float(w.sum()) <= 0:
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    if not replacement and int((w > 0).sum()) < num_samples:
-        raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough "
-                           "non-negative category to sample)")
 
 
 @piece("07.1")

@@ -79,13 +79,16 @@ def collate_nested(batch: list, collate: Callable[[list], Any]) -> Any:
     * dicts -> ``{key: collate([s[key] for s in batch])}``;
     * a namedtuple -> the same namedtuple type, one field at a time;
     * lists/tuples -> a list: position ``i`` collates every sample's element ``i`` ("transpose").
+
+    (``zip(*batch)`` hands the fields over as tuples: that is why a batch of strings inside a
+    tuple sample comes out as a tuple of strings, exactly as in torch.)
     """
     first = batch[0]
     if isinstance(first, dict):
         return {key: collate([sample[key] for sample in batch]) for key in first}
     if isinstance(first, tuple) and hasattr(first, "_fields"):
-        return type(first)(*(collate(list(field)) for field in zip(*batch)))
-    return [collate(list(position)) for position in zip(*batch)]
+        return type(first)(*(collate(field) for field in zip(*batch)))
+    return [collate(position) for position in zip(*batch)]
 
 
 def collate(batch: list, *, collate_fn_map: dict[type | tuple[type, ...], Callable] | None = None) -> Any:
