@@ -54,6 +54,13 @@ class _InfiniteConstantSampler(Sampler):
             yield None
 
 
+# The processes, queues and event of every running multi-process iterator, by id(iterator). An
+# iterator that ends up in a reference cycle (an exception's traceback holds its frames) is freed
+# by the garbage collector, which closes the queues it finds in the cycle *before* calling the
+# iterator's __del__: the "stop" message would never leave. Listed here, they stay reachable.
+_RUNNING: dict[int, tuple] = {}
+
+
 class _ResultQueue(multiprocessing.queues.Queue):
     """The workers' result queue. A batch that cannot be pickled (say, it holds a lambda) would
     be dropped by the queue's sending thread, leaving the loader waiting for it forever; here it
@@ -300,6 +307,9 @@ class _BaseDataLoaderIter:
 
     def __next__(self) -> Any:
         data = self._next_data()
+        if isinstance(data, ExceptionWrapper):   # a worker's error, raised here
+            del self   # the traceback keeps this frame: it must not keep the loader (and workers) alive
+            data.reraise()
         self._num_yielded += 1
         if (self._dataset_kind == _DatasetKind.Iterable and self._IterableDataset_len_called is not None
                 and self._num_yielded > self._IterableDataset_len_called):
@@ -374,6 +384,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._workers_status = [True] * len(self._workers)
             self._shutdown_workers()
             raise
+        _RUNNING[id(self)] = (self._workers, self._index_queues, self._worker_result_queue,
+                              self._workers_done_event)
         if self._pin_memory:
             self._pin_memory_thread_done_event = threading.Event()
             self._data_queue: Any = queue.Queue()
@@ -493,10 +505,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             return self._process_data(data, worker_id)
 
     def _process_data(self, data: Any, worker_id: int) -> Any:
+        """Refill the pipeline; the data, or the worker's ExceptionWrapper for __next__ to raise."""
         self._workers_num_tasks[worker_id] -= 1
         self._try_put_index()
-        if isinstance(data, ExceptionWrapper):
-            data.reraise()
         return data
 
     # ------------------------------------------------------------------ sending
@@ -552,6 +563,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 if w.is_alive():
                     w.terminate()
                     w.join(timeout=_utils.SHUTDOWN_JOIN_TIMEOUT)
+            _RUNNING.pop(id(self), None)
 
     def __del__(self) -> None:
         if hasattr(self, "_workers"):
