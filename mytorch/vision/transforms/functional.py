@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+import warnings
 from collections.abc import Sequence
 from enum import Enum
 from typing import Any
@@ -304,6 +305,9 @@ def resize(img: Any, size: int | Sequence[int], interpolation: Any = Interpolati
     if [h, w] == out:
         return img
     if _is_pil(img):
+        if antialias is False:
+            warnings.warn("Anti-alias option is always applied for PIL Image input. Argument antialias "
+                          "is ignored.", stacklevel=2)
         return img.resize((out[1], out[0]), _pil_mode(interpolation))
     kind = interpolation.value
     if kind not in ("nearest", "bilinear", "bicubic"):
