@@ -46,7 +46,10 @@ def test_case_live(name: str) -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(h=st.integers(3, 40), w=st.integers(3, 40), oh=st.integers(1, 50), ow=st.integers(1, 50),
+# Output sides of at least 2: torch 2.14's antialiased CPU kernel repeats the first row when the
+# other output side is 1 (3x3 -> 2x1 gives [2.125, 2.125] on arange(9); PIL and mytorch give
+# [2.125, 5.875]).
+@given(h=st.integers(3, 40), w=st.integers(3, 40), oh=st.integers(2, 50), ow=st.integers(2, 50),
        mode=st.sampled_from(["BILINEAR", "BICUBIC", "NEAREST"]), aa=st.booleans(), seed=st.integers(0, 99))
 def test_resize_any_size(h: int, w: int, oh: int, ow: int, mode: str, aa: bool, seed: int) -> None:
     from PIL import Image
