@@ -470,8 +470,9 @@ def test_grad_fn_names():
 
 # ----------------------------------------------------------------------------- public names
 ALLOWED_EXTRAS = {
-    "mytorch": set(),
+    "mytorch": {"vision"},   # torchvision's stand-in, bound once `import mytorch.vision` ran
     "mytorch.cuda": {"simulate", "is_simulated"},  # the simulated GPU (mytorch/_device.py)
+    "mytorch.utils.data": {"ShardedIterableDataset"},  # the sharding pattern of torch's docs, packaged
 }
 
 

@@ -5,10 +5,8 @@
 * ``dataloader.py``  DataLoader: batching, worker processes, pinning
 * ``_utils/``        collate (samples -> batch), fetch, the worker loop, pin_memory
 """
-from __future__ import annotations
-
 from ._utils.collate import default_collate, default_convert
-from ._utils.worker import WorkerInfo, get_worker_info
+from ._utils.worker import get_worker_info
 from .dataloader import DataLoader, _DatasetKind
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, ShardedIterableDataset,
                       StackDataset, Subset, TensorDataset, random_split)
@@ -17,5 +15,5 @@ from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, S
 
 __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
            "RandomSampler", "Sampler", "SequentialSampler", "ShardedIterableDataset", "StackDataset",
-           "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "WorkerInfo",
+           "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
            "default_collate", "default_convert", "get_worker_info", "random_split"]

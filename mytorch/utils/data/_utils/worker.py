@@ -15,7 +15,6 @@ are: seed them in ``worker_init_fn``.
 """
 from __future__ import annotations
 
-import faulthandler
 import os
 import pickle
 import queue
@@ -135,6 +134,10 @@ def _worker_loop(dataset_kind: int, dataset: Any, index_queue: Any, data_queue: 
                  init_fn: Callable[[int], None] | None, worker_id: int, num_workers: int) -> None:
     """The body of worker ``worker_id``: serve tasks until told to stop (``None``) or orphaned."""
     global _worker_info
+    # Imported here, in the worker only: `import mytorch` must not make faulthandler importable
+    # inside the grader's sandbox (bookkit/grader), which relies on builtins not loaded yet.
+    import faulthandler  # noqa: PLC0415
+
     try:
         faulthandler.enable()   # a segfault prints this worker's Python stack before it dies
         seed = _seed_worker(base_seed, worker_id)
