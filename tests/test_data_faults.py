@@ -53,8 +53,17 @@ def _children() -> list:
     """This process's living children (multiprocessing's view, and the OS's when psutil is there)."""
     kids = multiprocessing.active_children()
     if psutil is not None:
-        kids = kids + [p for p in psutil.Process().children() if p.status() != psutil.STATUS_ZOMBIE
-                       and p.pid not in {k.pid for k in kids}]
+        known = {k.pid for k in kids}
+        for p in psutil.Process().children():
+            try:
+                if p.pid in known or p.status() == psutil.STATUS_ZOMBIE:
+                    continue
+                # multiprocessing's own helpers (a forkserver, the resource tracker) are not workers
+                if any("forkserver" in a or "resource_tracker" in a for a in p.cmdline()):
+                    continue
+            except psutil.NoSuchProcess:
+                continue
+            kids.append(p)
     return kids
 
 

@@ -41,10 +41,14 @@ def _shared_draws(monkeypatch: pytest.MonkeyPatch, seed: int = 0) -> None:
             low = args.pop() if args else 0
             return _lib.from_numpy(_rng.integers(low, high, size).astype(np.int64))
 
-        monkeypatch.setattr(lib, "randperm", randperm)
-        monkeypatch.setattr(lib, "randint", randint)
-        if lib is torch:   # torch's dataset.py imported randperm by name
+        if lib is torch:   # torch's sampler calls torch.randperm; its dataset.py imported randperm
+            monkeypatch.setattr(torch, "randperm", randperm)
+            monkeypatch.setattr(torch, "randint", randint)
             monkeypatch.setattr(tdata.dataset, "randperm", randperm)
+        else:              # mytorch's modules import the functions by name
+            monkeypatch.setattr(mdata.sampler, "randperm", randperm)
+            monkeypatch.setattr(mdata.sampler, "randint", randint)
+            monkeypatch.setattr(mdata.dataset, "randperm", randperm)
 
 
 @pytest.mark.parametrize("replacement,num_samples", [(False, None), (False, 25), (False, 4),

@@ -30,8 +30,9 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
-import mytorch as torch
-
+from ... import cuda
+from ..._creation import empty
+from ..._dtype import int64
 from . import _utils
 from ._utils.collate import default_collate, default_convert
 from ._utils.fetch import _DatasetKind
@@ -277,7 +278,7 @@ class _BaseDataLoaderIter:
             warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as "
                           f"the device,ignore pin_memory_device='{loader.pin_memory_device}'.",
                           stacklevel=3)
-        accelerator = torch.cuda.is_available()
+        accelerator = cuda.is_available()
         if loader.pin_memory and not accelerator:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then "
                           "device pinned memory won't be used.", stacklevel=3)
@@ -287,7 +288,7 @@ class _BaseDataLoaderIter:
         self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(self._index_sampler)
         # One draw per epoch: the workers' seeds are base_seed + worker_id.
-        self._base_seed = int(torch.empty((), dtype=torch.int64).random_(generator=loader.generator).item())
+        self._base_seed = int(empty((), dtype=int64).random_(generator=loader.generator).item())
         self._persistent_workers = loader.persistent_workers
         self._num_yielded = 0
 
@@ -392,7 +393,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._pin_memory_thread = threading.Thread(
                 target=_pin_memory_loop, daemon=True,
                 args=(self._worker_result_queue, self._data_queue, self._pin_memory_thread_done_event,
-                      torch.cuda.current_device()))
+                      cuda.current_device()))
             self._pin_memory_thread.start()
         else:
             self._data_queue = self._worker_result_queue

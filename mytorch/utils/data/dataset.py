@@ -20,10 +20,10 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
-import mytorch as torch
-
+from ..._ops.random_ops import randperm
 from ..._pieces import piece, pieces
 from ..._tensor import Tensor
+from ... import random as _random
 from ._utils.worker import get_worker_info
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
@@ -227,7 +227,7 @@ def random_split(dataset: Dataset[T], lengths: Sequence[int | float],
     every run) and cut into consecutive pieces.
     """
     if generator is None:
-        generator = torch.default_generator
+        generator = _random.default_generator
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         for i, frac in enumerate(lengths):
             if frac < 0 or frac > 1:
@@ -239,7 +239,7 @@ def random_split(dataset: Dataset[T], lengths: Sequence[int | float],
                               f"This might result in an empty dataset.", stacklevel=2)
     if sum(lengths) != len(dataset):  # type: ignore[arg-type]
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = torch.randperm(sum(lengths), generator=generator).tolist()  # type: ignore[arg-type]
+    order = randperm(sum(lengths), generator=generator).tolist()  # type: ignore[arg-type]
     ends = itertools.accumulate(lengths)
     return [Subset(dataset, order[end - length:end])
             for end, length in zip(ends, lengths, strict=True)]  # type: ignore[operator]

@@ -15,10 +15,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence, Sized
 from typing import Any, Generic, TypeVar
 
-import mytorch as torch
+import numpy as np
 
+from ..._creation import as_tensor, empty, empty_like
+from ..._dtype import float64, int64
+from ..._ops.indexing import searchsorted
+from ..._ops.random_ops import rand, randint, randperm
+from ..._ops.reduction import argsort, cumsum
 from ..._pieces import piece, pieces
 from ..._tensor import Tensor
+from ...random import Generator
 
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler",
            "WeightedRandomSampler"]
@@ -48,7 +54,7 @@ class SequentialSampler(Sampler[int]):
 
 
 @piece("07.2")
-def random_indices(n: int, num_samples: int, replacement: bool, generator: Any) -> Iterator[int]:
+def random_indices(n: int, num_samples: int, replacement: bool, generator: "Generator") -> "Iterator":
     """Yield ``num_samples`` random indices in ``[0, n)`` (the draw of ``RandomSampler``).
 
     Without replacement: one random permutation of ``range(n)`` after another (every index once
@@ -57,12 +63,12 @@ def random_indices(n: int, num_samples: int, replacement: bool, generator: Any) 
     """
     if replacement:
         for _ in range(num_samples // 32):
-            yield from torch.randint(0, n, (32,), generator=generator).tolist()
-        yield from torch.randint(0, n, (num_samples % 32,), generator=generator).tolist()
+            yield from randint(0, n, (32,), generator=generator).tolist()
+        yield from randint(0, n, (num_samples % 32,), generator=generator).tolist()
     else:
         for _ in range(num_samples // n):
-            yield from torch.randperm(n, generator=generator).tolist()
-        yield from torch.randperm(n, generator=generator).tolist()[:num_samples % n]
+            yield from randperm(n, generator=generator).tolist()
+        yield from randperm(n, generator=generator).tolist()[:num_samples % n]
 
 
 class RandomSampler(Sampler[int]):
@@ -94,8 +100,8 @@ class RandomSampler(Sampler[int]):
         # A generator function, as torch's: nothing is drawn until the first index is asked for.
         generator = self.generator
         if generator is None:   # a fresh generator per epoch, seeded from the default one
-            seed = int(torch.empty((), dtype=torch.int64).random_().item())
-            generator = torch.Generator().manual_seed(seed)
+            seed = int(empty((), dtype=int64).random_().item())
+            generator = Generator().manual_seed(seed)
         yield from pieces.random_indices(len(self.data_source), self.num_samples, self.replacement,
                                          generator)
 
@@ -111,7 +117,7 @@ class SubsetRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        for i in torch.randperm(len(self.indices), generator=self.generator).tolist():
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self) -> int:
@@ -119,7 +125,7 @@ class SubsetRandomSampler(Sampler[int]):
 
 
 @piece("07.3")
-def weighted_draw(weights: Tensor, num_samples: int, replacement: bool, generator: Any) -> list[int]:
+def weighted_draw(weights: "Tensor", num_samples: int, replacement: bool, generator: "Generator") -> list:
     """Draw ``num_samples`` indices, index ``i`` with probability ``weights[i] / weights.sum()``.
 
     With replacement: cut ``[0, 1)`` into intervals as long as the probabilities (the running sum
@@ -130,11 +136,11 @@ def weighted_draw(weights: Tensor, num_samples: int, replacement: bool, generato
     """
     p = weights / weights.sum()
     if replacement:
-        u = torch.rand(num_samples, dtype=torch.float64, generator=generator)
-        idx = torch.searchsorted(torch.cumsum(p, 0), u, right=True)
+        u = rand(num_samples, dtype=float64, generator=generator)
+        idx = searchsorted(cumsum(p, 0), u, right=True)
         return idx.clamp(max=len(p) - 1).tolist()   # guards u landing above a rounded-down total
-    arrival = torch.empty_like(p).exponential_(generator=generator) / p
-    return torch.argsort(arrival)[:num_samples].tolist()
+    arrival = empty_like(p).exponential_(generator=generator) / p
+    return argsort(arrival)[:num_samples].tolist()
 
 
 class WeightedRandomSampler(Sampler[int]):
@@ -148,7 +154,7 @@ class WeightedRandomSampler(Sampler[int]):
                              f"num_samples={num_samples}")
         if not isinstance(replacement, bool):
             raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
-        weights_tensor = torch.as_tensor(weights, dtype=torch.double)
+        weights_tensor = as_tensor(weights, dtype=float64)
         if len(weights_tensor.shape) != 1:
             raise ValueError("weights should be a 1d sequence but given "
                              f"weights have shape {tuple(weights_tensor.shape)}")
@@ -170,9 +176,10 @@ def _check_distribution(w: Tensor, num_samples: int, replacement: bool) -> None:
     """torch.multinomial's checks, with its messages (the sampler draws through it in torch)."""
     if not replacement and num_samples > w.numel():
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    if bool(((w < 0) | torch.isnan(w)).any()):
+    arr = w.numpy()
+    if bool(((arr < 0) | np.isnan(arr)).any()):
         raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
-    if bool(torch.isinf(w).any()):
+    if bool(np.isinf(arr).any()):
         raise RuntimeError("invalid multinomial distribution (encountering probability entry = "
                            "infinity or NaN)")
     if float(w.sum()) <= 0:
@@ -180,7 +187,7 @@ def _check_distribution(w: Tensor, num_samples: int, replacement: bool) -> None:
 
 
 @piece("07.1")
-def batch_indices(indices: Iterable[int], batch_size: int, drop_last: bool) -> Iterator[list[int]]:
+def batch_indices(indices: "Iterable", batch_size: int, drop_last: bool) -> "Iterator":
     """Group a stream of indices into lists of ``batch_size`` (the grouping of ``BatchSampler``).
 
     The last list may be shorter; with ``drop_last`` it is left out instead.

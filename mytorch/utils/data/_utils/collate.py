@@ -30,8 +30,9 @@ from typing import Any
 
 import numpy as np
 
-import mytorch as torch
-
+from ...._creation import as_tensor, tensor
+from ...._dtype import float64
+from ...._ops.shape import stack
 from ...._pieces import piece, pieces
 from ...._tensor import Tensor
 
@@ -56,7 +57,7 @@ def default_convert(data: Any) -> Any:
     if kind.__module__ == "numpy" and kind.__name__ not in ("str_", "string_", "bytes_"):
         if kind.__name__ == "ndarray" and np_str_obj_array_pattern.search(data.dtype.str):
             return data
-        return torch.as_tensor(data)
+        return as_tensor(data)
     if isinstance(data, Mapping):
         return _rebuild_mapping(data, {key: default_convert(data[key]) for key in data})
     if isinstance(data, tuple) and hasattr(data, "_fields"):    # namedtuple
@@ -70,7 +71,7 @@ def default_convert(data: Any) -> Any:
 
 # ---------------------------------------------------------------------------------- collate
 @piece("07.4")
-def collate_nested(batch: list, collate: Callable[[list], Any]) -> Any:
+def collate_nested(batch: list, collate: "Callable") -> "Any":
     """Collate one level of a batch of samples that are dicts, namedtuples, lists or tuples.
 
     All samples share one structure; the batch gets that structure once, and in each place the
@@ -149,7 +150,7 @@ def _rebuild_sequence(like: Sequence, values: list) -> Any:
 # ---------------------------------------------------------------------------------- leaves
 def collate_tensor_fn(batch: list, *, collate_fn_map: dict | None = None) -> Tensor:
     """Tensors -> one tensor with a new first dimension (``torch.stack``: shapes must match)."""
-    return torch.stack(batch, 0)
+    return stack(batch, 0)
 
 
 def collate_numpy_array_fn(batch: list, *, collate_fn_map: dict | None = None) -> Any:
@@ -157,22 +158,22 @@ def collate_numpy_array_fn(batch: list, *, collate_fn_map: dict | None = None) -
     elem = batch[0]
     if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
         raise TypeError(default_collate_err_msg_format.format(elem.dtype))
-    return collate([torch.as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
+    return collate([as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
 
 
 def collate_numpy_scalar_fn(batch: list, *, collate_fn_map: dict | None = None) -> Tensor:
     """NumPy scalars (np.float32(1.5), np.int64(3), ...) -> one 1-d tensor of their dtype."""
-    return torch.as_tensor(batch)
+    return as_tensor(batch)
 
 
 def collate_float_fn(batch: list, *, collate_fn_map: dict | None = None) -> Tensor:
     """Python floats -> float64: a Python float *is* a double."""
-    return torch.tensor(batch, dtype=torch.float64)
+    return tensor(batch, dtype=float64)
 
 
 def collate_int_fn(batch: list, *, collate_fn_map: dict | None = None) -> Tensor:
     """Python ints -> int64 (bools -> bool)."""
-    return torch.tensor(batch)
+    return tensor(batch)
 
 
 def collate_str_fn(batch: list, *, collate_fn_map: dict | None = None) -> list:

@@ -26,8 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-import mytorch as torch
-
+from ....random import manual_seed
 from . import MP_STATUS_CHECK_INTERVAL
 from .fetch import _DatasetKind
 
@@ -124,7 +123,7 @@ def _seed_worker(base_seed: int, worker_id: int) -> int:
     """Give this worker its own random streams; returns its seed ``base_seed + worker_id``."""
     seed = base_seed + worker_id
     random.seed(seed)
-    torch.manual_seed(seed)
+    manual_seed(seed)
     np.random.seed(_numpy_seed(base_seed, worker_id))
     return seed
 
