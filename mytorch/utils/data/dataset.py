@@ -224,7 +224,8 @@ def random_split(dataset: Dataset[T], lengths: Sequence[int | float],
     ``lengths`` are counts (summing to ``len(dataset)``) or fractions (summing to 1, e.g.
     ``[0.8, 0.2]``). The items are shuffled once by ``randperm(len(dataset), generator=...)``
     (the default generator when none is given: seed it, or pass your own, for the same split
-    every run) and cut into consecutive pieces.
+    every run) and cut into consecutive pieces. The lengths are exactly torch's; the permutation
+    for a given seed is mytorch's own (its generator is not torch's Mersenne Twister).
     """
     if generator is None:
         generator = _random.default_generator
