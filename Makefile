@@ -31,7 +31,7 @@ OUT     ?= grades
 N       ?= 100
 TIMEOUT ?= 10
 
-.PHONY: help venv lab test checks book exercises colab check grade bench-grade bench clean
+.PHONY: help venv lab test checks book exercises colab check mine grade bench-grade bench clean
 
 help: ## list the targets
 	@echo "usage: make <target> [JOBS=2|auto] [PORT=8888]"
@@ -56,8 +56,10 @@ checks: $(STAMP) ## only the fast sync checks (bilingual, teaches, exercises, co
 	$(BOOKKIT) exercises --check
 	$(BOOKKIT) colab --check
 
-test: checks ## all checks, then the whole test suite (pytest -n JOBS)
+test: checks ## all checks, the whole test suite, then the library's tests on the solutions' pieces
 	$(PY) -m pytest -n $(JOBS)
+	@echo "== the library's tests again, every reference solution plugged in as a student's piece =="
+	MYTORCH_MINE=solutions MYTORCH_MINE_QUIET=1 $(PY) -m pytest -n $(JOBS) -m library -q -p no:cacheprovider
 
 book: $(STAMP) ## execute every chapter into build/ (ipynb + html, bilingual/zh/en)
 	$(BOOKKIT) book
@@ -70,6 +72,9 @@ colab: $(STAMP) ## regenerate notebooks/{zh,en}/ for Colab
 
 check: $(STAMP) ## students: run your exercises' visible tests, print a verdict table
 	$(BOOKKIT) grade
+
+mine: $(STAMP) ## students: run the book's tests and chapters on your own pieces [MINE=exercises]
+	$(BOOKKIT) mine $(if $(MINE),--source "$(MINE)") --jobs $(if $(filter auto,$(JOBS)),$(shell nproc),$(JOBS))
 
 grade: $(STAMP) ## instructors: grade SUBMISSIONS=<dir> [OUT=grades] [JOBS=2] [TIMEOUT=10 s/test]
 	@if [ -z "$(SUBMISSIONS)" ]; then \
