@@ -30,7 +30,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
-from ... import cuda
+from ... import accelerator
 from ..._creation import empty
 from ..._dtype import int64
 from . import _utils
@@ -278,12 +278,13 @@ class _BaseDataLoaderIter:
             warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as "
                           f"the device,ignore pin_memory_device='{loader.pin_memory_device}'.",
                           stacklevel=3)
-        accelerator = cuda.is_available()
-        if loader.pin_memory and not accelerator:
+        has_accelerator = accelerator.is_available()
+        if loader.pin_memory and not has_accelerator:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then "
                           "device pinned memory won't be used.", stacklevel=3)
-        self._pin_memory = loader.pin_memory and accelerator
-        self._pin_memory_device = "cuda" if self._pin_memory else None
+        self._pin_memory = loader.pin_memory and has_accelerator
+        current = accelerator.current_accelerator() if self._pin_memory else None
+        self._pin_memory_device = None if current is None else current.type
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(self._index_sampler)
@@ -393,7 +394,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._pin_memory_thread = threading.Thread(
                 target=_pin_memory_loop, daemon=True,
                 args=(self._worker_result_queue, self._data_queue, self._pin_memory_thread_done_event,
-                      cuda.current_device()))
+                      accelerator.current_device_index()))
             self._pin_memory_thread.start()
         else:
             self._data_queue = self._worker_result_queue
