@@ -194,7 +194,7 @@ def to_pil_image(pic: Any, mode: str | None = None) -> Any:
 
 # ---------------------------------------------------------------------------------- normalize
 @piece("07.7")
-def normalize_channels(tensor: Tensor, mean: Sequence[float], std: Sequence[float]) -> Tensor:
+def normalize_channels(tensor: "Tensor", mean: "Sequence", std: "Sequence") -> "Tensor":
     """``(tensor - mean) / std`` channel by channel, for a ``(..., C, H, W)`` image.
 
     ``mean`` and ``std`` hold one number per channel; reshaped to ``(C, 1, 1)`` they broadcast
