@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         missed = [r.case.op + " " + r.case.size for r in rows if r.ok is False]
     for name in chosen:
         if name in REPORTS:
-            text, report_missed = REPORTS[name](max(1, args.repeat // 5))
+            text, report_missed = REPORTS[name](max(1, args.repeat // 3))
             print("\n" + text)
             missed += report_missed
     if missed:
