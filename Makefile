@@ -49,7 +49,8 @@ venv: $(STAMP) ## create .venv and install everything (re-runs when pyproject.to
 lab: $(STAMP) ## start JupyterLab on the book (chapters and exercises open as notebooks)
 	$(BOOKKIT) lab --port $(PORT)
 
-checks: $(STAMP) ## only the fast sync checks (bilingual, teaches, exercises, colab)
+checks: $(STAMP) ## only the fast checks (import layers, bilingual, teaches, exercises, colab)
+	$(VENV)/bin/lint-imports --no-cache
 	$(BOOKKIT) check-bilingual
 	$(BOOKKIT) check-teaches
 	$(BOOKKIT) check-links
