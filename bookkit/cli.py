@@ -16,7 +16,7 @@ commands:
   check-teaches    chapters only use mytorch API taught so far (front matter `teaches:`)
   check-links      Colab / Binder links name the configured repository and existing files
   exercises        regenerate exercises/ from solutions/ (--check: fail if stale)
-  colab            regenerate notebooks/{zh,en}/ for Colab (--check: fail if stale)
+  colab            execute the chapters into notebooks/{zh,en}/ (--check: fail if stale)
   book             execute every chapter into build/{bilingual,zh,en}/NN.ipynb + .html
   grade            run the visible tests of exercises/*.md and print a verdict table
   grade-class      grade a class's submissions: gradebook, summary, bilingual feedback
@@ -104,10 +104,15 @@ def cmd_exercises(project: Project, args: argparse.Namespace) -> int:
 
 
 def cmd_colab(project: Project, args: argparse.Namespace) -> int:
-    from bookkit.colab import sync
+    from bookkit.colab import sync, total_size
 
-    report = sync(project, write=not args.check)
-    return _report_sync("notebooks/ (Colab)", report, project.root, args.check, "make colab")
+    report = sync(project, write=not args.check, only_stale=args.stale_only, timeout=args.timeout,
+                  progress=lambda message: print(message, flush=True))
+    status = _report_sync("notebooks/ (Colab, Binder, GitHub)", report, project.root, args.check,
+                          "make colab")
+    if not args.check:
+        print(f"  notebooks/ holds {total_size(project) / 1e6:.1f} MB (keep it under 30 MB)")
+    return status
 
 
 def cmd_book(project: Project, args: argparse.Namespace) -> int:
@@ -295,12 +300,17 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check-links", help="check Colab/Binder links against the repo and files")
     p.set_defaults(func=cmd_check_links)
 
-    for name, func, what in (("exercises", cmd_exercises, "exercises/ from solutions/"),
-                             ("colab", cmd_colab, "notebooks/ for Colab")):
-        p = sub.add_parser(name, help=f"regenerate {what}")
-        p.add_argument("--check", action="store_true",
-                       help="write nothing; exit 1 listing stale files")
-        p.set_defaults(func=func)
+    p = sub.add_parser("exercises", help="regenerate exercises/ from solutions/")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 listing stale files")
+    p.set_defaults(func=cmd_exercises)
+
+    p = sub.add_parser("colab", help="execute the chapters into notebooks/{zh,en}/ (Colab, Binder, GitHub)")
+    p.add_argument("--check", action="store_true",
+                   help="execute and write nothing; exit 1 listing notebooks whose source changed")
+    p.add_argument("--stale-only", action="store_true",
+                   help="execute only chapters whose stored notebooks no longer match their source")
+    p.add_argument("--timeout", type=_timeout, default=600, help="seconds per cell (default 600)")
+    p.set_defaults(func=cmd_colab)
 
     p = sub.add_parser("book", help="execute chapters into build/ (ipynb + html)")
     p.add_argument("chapters", nargs="*", type=Path, help="chapters to build (default: all)")

@@ -150,7 +150,7 @@ def test_colab_notebook_is_deterministic_with_install_cell(fixtures_dir: Path) -
     install = data["cells"][0]
     assert install["cell_type"] == "code"
     source = "".join(install["source"])
-    assert "import mytorch" in source and '"mytorch[book] @ git+https://github.com/a/b"' in source
+    assert "find_spec" in source and "'mytorch[book] @ git+https://github.com/a/b'" in source
     assert all(c.get("outputs", []) == [] for c in data["cells"])
     assert all(c.get("metadata", {}).get("lang") in (None, "en") for c in data["cells"])
     assert "jupytext" not in data["metadata"]
@@ -169,8 +169,23 @@ def test_colab_sync_writes_and_checks(tmp_path: Path, fixtures_dir: Path) -> Non
     }
     written = {str(p.relative_to(tmp_path)) for p in tmp_path.glob("notebooks/**/*.ipynb")}
     assert written == expected
-    assert "owner/name" in (tmp_path / "notebooks/zh/00_sample.ipynb").read_text()
+    chapter = json.loads((tmp_path / "notebooks/zh/00_sample.ipynb").read_text())
+    assert "owner/name" in "".join(chapter["cells"][0]["source"])
+    code = [c for c in chapter["cells"] if c["cell_type"] == "code"]
+    assert all(c["execution_count"] for c in code), "chapters are stored executed"
+    assert any(c["outputs"] for c in code) and "execution" not in json.dumps(
+        [c["metadata"] for c in code]), "no timings in the stored cells"
+    exercise = json.loads((tmp_path / "notebooks/zh/exercises/01_sample_exercises.ipynb").read_text())
+    assert all(not c.get("outputs") for c in exercise["cells"]), "exercises are stored unexecuted"
     assert colab.sync(project, write=False).ok
+    assert colab.sync(project, write=True).stale == [], "regenerating changes no file"
+    stripped = json.loads((tmp_path / "notebooks/zh/00_sample.ipynb").read_text())
+    for cell in stripped["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    (tmp_path / "notebooks/zh/00_sample.ipynb").write_text(json.dumps(stripped))
+    report = colab.sync(project, write=False)
+    assert [p.name for p in report.stale] == ["00_sample.ipynb"], "an unexecuted chapter is stale"
     (tmp_path / "chapters" / "00_sample.md").write_text(
         (fixtures_dir / "sample_chapter.md").read_text().replace("arange(6)", "arange(8)"))
     report = colab.sync(project, write=False)
