@@ -240,10 +240,20 @@ def _utf8_name(name: str) -> bool:
 def cmd_lab(project: Project, args: argparse.Namespace) -> int:
     import os
 
-    from bookkit.lab import command, write_settings
+    from bookkit.lab import command, free_port_after, install_settings, port_is_free
 
-    write_settings()
-    argv = command(project, args.port, browser=not args.no_browser)
+    if args.install_settings:
+        install_settings(project.root)
+        print("✓ JupyterLab settings installed from lab/ into this environment")
+        return 0
+    if not port_is_free(args.port):
+        free = free_port_after(args.port)
+        print(f"error: port {args.port} is already in use (another JupyterLab?). Stop it, or run "
+              f"`make lab PORT={free}`.\n错误：端口 {args.port} 已被占用（可能已有一个 JupyterLab 在运行）。"
+              f"先关掉它，或者运行 `make lab PORT={free}`。", file=sys.stderr)
+        return 1
+    install_settings(project.root)
+    argv = command(project, args.port, browser=not args.no_browser, lang=args.lang)
     os.execv(argv[0], argv)  # JupyterLab takes over this process (Ctrl-C stops it)
     return 0  # pragma: no cover - execv does not return
 
@@ -332,7 +342,11 @@ def make_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("lab", help="start JupyterLab on the book")
     p.add_argument("--port", type=_port, default=8888, help="port (default 8888)")
+    p.add_argument("--lang", choices=("both", "zh", "en"), default="both",
+                   help="prose to show: both languages (default), zh or en; files stay bilingual")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    p.add_argument("--install-settings", action="store_true",
+                   help="only install lab/'s settings into this environment (Binder's postBuild)")
     p.set_defaults(func=cmd_lab)
 
     p = sub.add_parser("bench-grade", help="time grade-class on generated submissions")
