@@ -364,8 +364,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         print("\nerror: no command given; pick one of the commands above", file=sys.stderr)
         return 2
-    from bookkit.execute import ExecutionFailed  # imported late: keeps --help fast
-    from bookkit.notebook import NotebookError
+    try:
+        from bookkit.execute import ExecutionFailed  # imported late: keeps --help fast
+        from bookkit.notebook import NotebookError
+    except ModuleNotFoundError as exc:
+        return _missing(exc)
 
     try:
         project = Project(args.root.resolve() if args.root else find_root())
@@ -378,6 +381,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {where}{exc.strerror or exc}. Check that the path exists and that you may "
               "read and write it.", file=sys.stderr)
         return 1
+    except ModuleNotFoundError as exc:
+        return _missing(exc)
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+
+
+def _missing(exc: ModuleNotFoundError) -> int:
+    """A dependency is not installed in this Python: say so, and how to run bookkit instead."""
+    from bookkit.__main__ import HINT
+
+    print(f"error: this Python ({sys.executable}) lacks {exc.name!r}, which this command needs.\n{HINT}",
+          file=sys.stderr)
+    return 1

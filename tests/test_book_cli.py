@@ -204,12 +204,24 @@ make = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 @pytest.mark.parametrize("argv, message", [
     (["test", "JOBS=abc"], "JOBS must be a positive number or 'auto'"),
     (["lab", "PORT=x"], "PORT must be a number"),
+    (["lab", "LANG=fr"], "LANG must be both, zh or en"),
     (["no-such-target"], "unknown target 'no-such-target'"),
 ])
 def test_make_rejects_bad_targets_and_values(argv: list[str], message: str) -> None:
     done = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), *argv],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and message in done.stdout + done.stderr
+
+
+@make
+def test_make_help_is_bilingual_and_check_is_not_confused_with_lint() -> None:
+    done = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "help"],
+                          capture_output=True, text=True, timeout=60)
+    lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith("  ")}
+    assert {"lab", "check", "lint", "test", "book", "colab"} <= set(lines) and "checks" not in lines
+    assert all(any("\u4e00" <= ch <= "\u9fff" for ch in line) and "/" in line for line in lines.values()), \
+        "every target is described in Chinese and English"
+    assert "students" in lines["check"] and "contributors" in lines["lint"]
 
 
 # ------------------------------------------------------------- Colab

@@ -310,6 +310,14 @@ def test_python_m_bookkit_without_command(repo_root: Path) -> None:
     assert proc.returncode == 2 and "no command given" in proc.stderr and "check-bilingual" in proc.stderr
 
 
+def test_python_m_bookkit_outside_the_venv_says_to_use_make(repo_root: Path) -> None:
+    """`python3 -m bookkit …` with a Python that lacks bookkit's dependencies (-S: no site-packages)."""
+    proc = subprocess.run([sys.executable, "-S", "-m", "bookkit", "check-bilingual"], cwd=repo_root,
+                          text=True, capture_output=True, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "lacks" in proc.stderr and "make help" in proc.stderr and ".venv/bin/python -m bookkit" in proc.stderr
+
+
 def test_cli_usage_errors(repo_root: Path, monkeypatch: pytest.MonkeyPatch,
                           capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = run_cli("frobnicate", cwd=repo_root, monkeypatch=monkeypatch, capsys=capsys)
