@@ -17,7 +17,7 @@ commands:
   check-links      Colab / Binder links name the configured repository and existing files
   exercises        regenerate exercises/ from solutions/ (--check: fail if stale)
   colab            execute the chapters into notebooks/{zh,en}/ (--check: fail if stale)
-  book             execute every chapter into build/{bilingual,zh,en}/NN.ipynb + .html
+  book             the web edition: build/web/index.html (Sphinx; works offline)
   grade            run the visible tests of exercises/*.md and print a verdict table
   grade-class      grade a class's submissions: gradebook, summary, bilingual feedback
   bench-grade      time grade-class on generated submissions (submissions per minute)
@@ -116,14 +116,23 @@ def cmd_colab(project: Project, args: argparse.Namespace) -> int:
 
 
 def cmd_book(project: Project, args: argparse.Namespace) -> int:
-    from bookkit.build import build
+    from bookkit.colab import sync
+    from bookkit.web import WebError, build
 
-    chapters = args.chapters or project.chapters()
-    if not chapters:
+    if not project.chapters():
         print("no chapters/NN_slug.md found: nothing to build")
         return 1
-    index = build(project, [p.resolve() for p in chapters], timeout=args.timeout)
-    print(f"✓ book built: open {index.relative_to(project.root)}")
+    # the pages are the executed notebooks: bring stale ones up to date first (unchanged: no run)
+    report = sync(project, write=True, only_stale=True, timeout=args.timeout,
+                  progress=lambda message: print(message, flush=True))
+    for path in report.stale:
+        print(f"wrote {path.relative_to(project.root)}")
+    try:
+        index = build(project, quiet=not args.verbose)
+    except WebError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"✓ web edition built: open {index.relative_to(project.root)} (works offline)")
     return 0
 
 
@@ -322,9 +331,10 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=_timeout, default=600, help="seconds per cell (default 600)")
     p.set_defaults(func=cmd_colab)
 
-    p = sub.add_parser("book", help="execute chapters into build/ (ipynb + html)")
-    p.add_argument("chapters", nargs="*", type=Path, help="chapters to build (default: all)")
-    p.add_argument("--timeout", type=_timeout, default=600, help="seconds per cell (default 600)")
+    p = sub.add_parser("book", help="build the web edition into build/web/ (Sphinx + MyST-NB)")
+    p.add_argument("--timeout", type=_timeout, default=600,
+                   help="seconds per cell when a stale chapter must be executed (default 600)")
+    p.add_argument("--verbose", action="store_true", help="show Sphinx's progress")
     p.set_defaults(func=cmd_book)
 
     p = sub.add_parser("grade", help="run visible exercise tests, print a verdict table")

@@ -41,8 +41,10 @@ class BookContentsManager(AsyncTextFileContentsManager):
 
     async def get(self, path, content=True, type=None, format=None, **kwargs):  # noqa: A002
         model = await super().get(path, content=content, type=type, format=format, **kwargs)
-        if content and model.get("type") == "notebook" and self.lang != "both":
-            model["content"] = hide_language(model["content"], other(self.lang))
+        if content and model.get("type") == "notebook":
+            if self.lang != "both":
+                model["content"] = hide_language(model["content"], other(self.lang))
+            with_language_info(model["content"])
         return model
 
     async def save(self, model, path=""):
@@ -56,6 +58,23 @@ class BookContentsManager(AsyncTextFileContentsManager):
                 content["metadata"]["kernelspec"] = dict(sorted(spec.items()))
             model = dict(model, content=content)
         return await super().save(model, path)
+
+
+def with_language_info(nb) -> None:
+    """Give a text notebook the ``language_info`` its kernel will report.
+
+    The .md files do not store it (jupytext.toml keeps it out), and JupyterLab writes what the kernel
+    reports into the notebook once it starts, which marks an unchanged chapter modified. The kernel
+    is ipykernel on this same Python (``make lab``, Binder), so its answer is known here already.
+    """
+    spec = nb.get("metadata", {}).get("kernelspec", {})
+    if "language_info" in nb.get("metadata", {}) or spec.get("language", "python") != "python":
+        return
+    try:
+        from ipykernel.ipkernel import IPythonKernel
+    except ImportError:
+        return
+    nb["metadata"]["language_info"] = copy.deepcopy(IPythonKernel.language_info)
 
 
 def other(lang: str) -> str:

@@ -95,8 +95,6 @@ def test_corrupt_chapter_named_with_fix_and_no_traceback(
     data, what = CORRUPTIONS[kind]
     (book / "chapters" / "02_broken.md").write_bytes(data)
     argv = [command, "--check"] if command == "colab" else [command]
-    if command == "book":
-        argv.append(str(book / "chapters" / "02_broken.md"))
     code, text = run_cli(capsys, "--root", book, *argv)
     assert code == 1
     assert "02_broken.md" in text and what in text

@@ -365,18 +365,31 @@ def test_cli_sync_commands_end_to_end(tmp_path: Path, fixtures_dir: Path,
 # ---------------------------------------------------------------- execute and build
 
 
-def test_build_writes_three_variants_and_html(tmp_path: Path, fixtures_dir: Path) -> None:
-    from bookkit.build import build
+def test_web_edition_pages_have_lang_title_switch_links_and_no_cdn(tmp_path: Path, fixtures_dir: Path) -> None:
+    """`make book` on a one-chapter book: a Sphinx site per language, nothing loaded from the network."""
+    import re
+
+    from bookkit.web import build
 
     project = make_project(tmp_path, fixtures_dir)
-    index = build(project, timeout=120)
-    for variant in ("bilingual", "zh", "en"):
-        nb = read_notebook(tmp_path / "build" / variant / "00.ipynb")
-        assert nb.cells[2 if variant == "bilingual" else 1].outputs, "the code cell was not executed"
-        assert (tmp_path / "build" / variant / "00.html").stat().st_size > 1000
-    zh = read_notebook(tmp_path / "build" / "zh" / "00.ipynb")
-    assert all(c.metadata.get("lang") in (None, "zh") for c in zh.cells)
-    assert "zh/00.html" in index.read_text(encoding="utf-8")
+    shutil.copytree(Path(__file__).resolve().parents[1] / "web", tmp_path / "web")
+    exercises.sync(project.solutions(), project.exercises_dir, write=True)
+    colab.sync(project, write=True)
+    index = build(project)
+    assert 'href="zh/index.html"' in index.read_text(encoding="utf-8")
+    for lang, other, html_lang, title in (("zh", "en", "zh-CN", "示例章节"), ("en", "zh", "en", "Sample chapter")):
+        page = (tmp_path / "build" / "web" / lang / "00_sample.html").read_text(encoding="utf-8")
+        assert f'<html lang="{html_lang}"' in page
+        assert re.search(rf"<title>{title}", page), f"{lang}: the page title is not the chapter's"
+        assert f'href="../{other}/00_sample.html"' in page, "no switch to the other language"
+        assert f"colab.research.google.com/github/someone/mybook/blob/main/notebooks/{lang}/00_sample.ipynb" in page
+        assert "mybinder.org/v2/gh/someone/mybook/main?urlpath=lab/tree/chapters/00_sample.md" in page
+        assert "tensor([" in page or "15" in page, "the executed outputs are not on the page"
+        remote = re.findall(r'<(?:script|link|img)[^>]+(?:src|href)="(https?:[^"]+)"', page)
+        assert not remote, f"{lang}: the page loads {remote} from the network"
+        assert (tmp_path / "build" / "web" / lang / "_static" / "mathjax" / "tex-chtml.js").is_file()
+        assert (tmp_path / "build" / "web" / lang / "searchindex.js").is_file()
+        assert (tmp_path / "build" / "web" / lang / "exercises" / "01_sample_exercises.html").is_file()
 
 
 def test_figures_become_images_in_the_executed_notebook(tmp_path: Path) -> None:
