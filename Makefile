@@ -54,7 +54,7 @@ OUT     ?= grades
 N       ?= 100
 TIMEOUT ?= 10
 
-.PHONY: help venv env-ready lab test lint book exercises colab check grade bench-grade bench clean
+.PHONY: help venv env-ready lab test lint book exercises colab check mine grade bench-grade bench clean
 
 help: ## 列出所有命令 / list the targets
 	@echo "用法 / usage: make <target> [JOBS=2|auto] [PORT=8888] [LANG=both|zh|en]"
@@ -83,6 +83,9 @@ lab: $(STAMP) ## 学生：在 JupyterLab 里读书（LANG=zh|en 只显示一种�
 check: $(STAMP) ## 学生：运行练习的可见测试，打印结果表 / students: run your exercises' visible tests, print a verdict table
 	$(BOOKKIT) grade
 
+mine: $(STAMP) ## 学生：用你自己的代码跑本书的测试和各章 / students: run the book's tests and chapters on your own pieces [MINE=exercises]
+	$(BOOKKIT) mine $(if $(MINE),--source "$(MINE)") --jobs $(if $(filter auto,$(JOBS)),$(shell nproc),$(JOBS))
+
 lint: $(STAMP) ## 作者：快速同步检查（不执行）/ contributors: the fast sync checks of the sources (nothing runs)
 	$(BOOKKIT) check-bilingual
 	$(BOOKKIT) check-teaches
@@ -90,8 +93,10 @@ lint: $(STAMP) ## 作者：快速同步检查（不执行）/ contributors: the 
 	$(BOOKKIT) exercises --check
 	$(BOOKKIT) colab --check
 
-test: lint ## 作者：全部检查和测试（CI 跑的就是它）/ contributors: lint, then every test incl. nbval (pytest -n JOBS; what CI runs)
+test: lint ## 作者：全部检查和测试（CI 跑的就是它）/ contributors: lint, every test incl. nbval, then the library's tests on the solutions' pieces (what CI runs)
 	$(PY) -m pytest -n $(JOBS)
+	@echo "== the library's tests again, every reference solution plugged in as a student's piece =="
+	MYTORCH_MINE=solutions MYTORCH_MINE_QUIET=1 $(PY) -m pytest -n $(JOBS) -m library -q -p no:cacheprovider
 
 book: $(STAMP) ## 网页版：build/web/index.html（离线可读）/ the web edition: build/web/index.html (works offline)
 	$(BOOKKIT) book

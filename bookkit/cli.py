@@ -22,6 +22,7 @@ commands:
   grade-class      grade a class's submissions: gradebook, summary, bilingual feedback
   bench-grade      time grade-class on generated submissions (submissions per minute)
   lab              start JupyterLab on the book (chapters and exercises open as notebooks)
+  mine             run the tests and chapters on your own pieces (exercises/), print what is yours
 """
 
 
@@ -246,6 +247,13 @@ def _utf8_name(name: str) -> bool:
     return True
 
 
+def cmd_mine(project: Project, args: argparse.Namespace) -> int:
+    from bookkit.mine import run
+
+    tests = list(args.tests) + (["-k", args.keyword] if args.keyword else [])
+    return run(project, args.source, args.jobs, tests, not args.no_chapters)
+
+
 def cmd_lab(project: Project, args: argparse.Namespace) -> int:
     import os
 
@@ -358,6 +366,15 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--install-settings", action="store_true",
                    help="only install lab/'s settings into this environment (Binder's postBuild)")
     p.set_defaults(func=cmd_lab)
+
+    p = sub.add_parser("mine", help="run the tests and chapters on your own pieces")
+    p.add_argument("--source", type=Path, default=None,
+                   help="folder (or notebook) with your pieces (default: exercises/)")
+    p.add_argument("--jobs", type=_positive, default=2, help="pytest workers (default 2)")
+    p.add_argument("--no-chapters", action="store_true", help="only the tests, not the chapters")
+    p.add_argument("-k", dest="keyword", default=None, help="only tests matching this expression")
+    p.add_argument("tests", nargs="*", help="test files or node ids (default: all)")
+    p.set_defaults(func=cmd_mine)
 
     p = sub.add_parser("bench-grade", help="time grade-class on generated submissions")
     p.add_argument("--n", type=_positive, default=100, help="number of submissions (default 100)")

@@ -87,13 +87,25 @@ class SyncReport:
 
 
 def expected_files(solutions: list[Path], exercises_dir: Path) -> dict[Path, str]:
-    """Map each exercise path to the text it should have."""
-    return {exercises_dir / src.name: strip_solutions(src.read_text(encoding="utf-8"), src)
-            for src in solutions}
+    """Map each solutions file (its piece cells copied from the library) and each exercise file
+    to the text it should have."""
+    from bookkit.pieces import check_names, fill_pieces  # imports mytorch: only when needed
+
+    wanted: dict[Path, str] = {}
+    for src in solutions:
+        text = src.read_text(encoding="utf-8")
+        filled = fill_pieces(text, src)
+        problems = check_names(filled, src)
+        if problems:
+            raise ExerciseError("\n".join(problems))
+        wanted[src] = filled
+        wanted[exercises_dir / src.name] = strip_solutions(filled, src)
+    return wanted
 
 
 def sync(solutions: list[Path], exercises_dir: Path, *, write: bool) -> SyncReport:
-    """Compare (and with ``write`` regenerate) ``exercises_dir`` against ``solutions``."""
+    """Compare (and with ``write`` regenerate) the piece cells of ``solutions`` against the
+    library, and ``exercises_dir`` against ``solutions``."""
     wanted = expected_files(solutions, exercises_dir)
     stale = [path for path, text in wanted.items()
              if not path.is_file() or path.read_text(encoding="utf-8") != text]
@@ -103,7 +115,8 @@ def sync(solutions: list[Path], exercises_dir: Path, *, write: bool) -> SyncRepo
     if write:
         exercises_dir.mkdir(parents=True, exist_ok=True)
         for path in stale + orphans:
-            backup_student_work(path)
+            if path.parent == exercises_dir:
+                backup_student_work(path)
         for path in stale:
             path.write_text(wanted[path], encoding="utf-8", newline="\n")
         for path in orphans:

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_equal", "check_close", "check_shape", "check_raises", "check_true", "forbid", "to_numpy"]
+__all__ = ["check_equal", "check_close", "check_shape", "check_raises", "check_true", "forbid", "to_numpy",
+           "autograd_routes", "reference_of"]
 
 
 def to_numpy(value: Any) -> np.ndarray:
@@ -207,3 +208,28 @@ def _make_forbid(set_code: Callable[[types.FunctionType, types.CodeType], None])
 
 
 forbid = _make_forbid(_set_code)
+
+
+def autograd_routes() -> tuple:
+    """Every way into mytorch's backward pass. An exercise that asks to *derive* a gradient
+    forbids them all: ``with forbid(*autograd_routes()): got = my_backward(...)``."""
+    import mytorch
+    from mytorch.autograd import engine
+
+    return (mytorch.Tensor.backward, mytorch.autograd.backward, mytorch.autograd.grad,
+            engine.run_backward)
+
+
+def reference_of(*names: str) -> tuple:
+    """The library's own implementations of the pieces ``names`` (the reference and any fast
+    path): the test of a piece forbids them, so that calling mytorch's version is no answer."""
+    from mytorch._pieces import REGISTRY
+
+    out: list = []
+    for name in names:
+        p = REGISTRY[name]
+        for fn in (p.reference, p.fast, p.default):
+            fn = getattr(fn, "__wrapped__", fn)
+            if isinstance(fn, types.FunctionType) and fn not in out:
+                out.append(fn)
+    return tuple(out)

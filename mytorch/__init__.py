@@ -75,4 +75,10 @@ def _accept_numpy_names() -> None:
 
 
 _accept_numpy_names()
+
+# Your own mytorch (mytorch only, not in torch): run the library on the pieces you wrote.
+from .mine import use_mine, use_reference  # noqa: E402
+from . import mine as _mine  # noqa: E402
+
+_mine._from_environment()  # MYTORCH_MINE=1 (or a folder): switch on at import
 del annotations  # bound by the __future__ import: not part of torch's API

@@ -5,6 +5,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+pytest_plugins = ["mine_plugin"]  # with MYTORCH_MINE set: which of the student's pieces a test ran
+
+#: Test files of the book's tooling, not of the library: `make mine` runs every *other* test on the
+#: student's pieces (the marker `library` is added to those automatically).
+TOOLING = ("test_book_", "test_grader_", "test_lab", "test_mine", "test_layers", "test_web",
+           "test_binder", "test_nbval")
 
 
 @pytest.fixture(scope="session")
@@ -52,7 +58,10 @@ def no_cuda():
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip tests marked ``gpu`` unless CuPy sees a CUDA device."""
+    """Mark the library's tests ``library``; skip tests marked ``gpu`` unless CuPy sees a GPU."""
+    for item in items:
+        if not item.path.name.startswith(TOOLING):
+            item.add_marker(pytest.mark.library)
     if not any("gpu" in item.keywords for item in items) or has_cuda():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU with CuPy / 需要 CUDA GPU 和 CuPy")

@@ -21,8 +21,9 @@ import numpy as np
 from .. import _dtype as D
 from .._device import xp_for
 from .._tensor import Tensor, make_view, tensor_method, wrap
+from .._pieces import piece, pieces
 from ..autograd.grad_mode import STATE
-from ..autograd.graph import SavedOutput, needs_grad, record, sum_to
+from ..autograd.graph import SavedOutput, needs_grad, record, sum_to, unbroadcast
 from ._operands import check_same_device, checked_scalar, quietly, wrap_dim
 from .pointwise import _cap, _crossed, _to_out
 
@@ -170,8 +171,8 @@ def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     res = wrap(input._data @ mat2._data, dev)
     if needs_grad(input, mat2):
         record("MmBackward0", res, (input, mat2),
-               lambda g: (g.mm(_mT(mat2)) if _rg(input) else None,
-                          _mT(input).mm(g) if _rg(mat2) else None), saved=_crossed(input, mat2))
+               lambda g: pieces.matmul_backward(input, mat2, g, (_rg(input), _rg(mat2))),
+               saved=_crossed(input, mat2))
     return _to_out(res, out)
 
 
@@ -264,21 +265,31 @@ def _matmul_error(sa: tuple, sb: tuple) -> RuntimeError:
     return RuntimeError(f"matmul: shapes {list(sa)} and {list(sb)} cannot be multiplied")
 
 
-def _matmul_grads(g: Tensor, a: Tensor, b: Tensor) -> tuple:
-    """Gradients of ``a @ b`` for every rank case.
+@piece("02.2")
+def matmul_backward(a: "Tensor", b: "Tensor", grad: "Tensor",
+                    needs_input_grad: tuple = (True, True)) -> tuple:
+    """The gradients of ``a`` and ``b`` in ``a @ b`` (matrices, or batches of matrices that
+    broadcast), given ``grad``, the gradient of the product; None where not needed."""
+    da = db = None
+    if needs_input_grad[0]:
+        da = unbroadcast(grad @ b.transpose(-1, -2), a.shape)
+    if needs_input_grad[1]:
+        db = unbroadcast(a.transpose(-1, -2) @ grad, b.shape)
+    return da, db
 
-    Promote 1-D operands (and the matching dimension of ``g``) to matrices, apply the matrix
-    rule ``dA = g @ Bᵀ``, ``dB = Aᵀ @ g``, sum over broadcast batch dimensions, reshape back.
-    """
+
+def _matmul_grads(g: Tensor, a: Tensor, b: Tensor) -> tuple:
+    """Gradients of ``a @ b`` for every rank case: 1-D operands (and the matching dimension of
+    ``g``) are promoted to matrices for the piece :func:`matmul_backward`, then reshaped back."""
     a2 = a if a.ndim > 1 else a.unsqueeze(0)
     b2 = b if b.ndim > 1 else b.unsqueeze(1)
     if b.ndim == 1:
         g = g.unsqueeze(-1)
     if a.ndim == 1:
         g = g.unsqueeze(-2)
-    ga = sum_to(g.matmul(_mT(b2)), a2.shape).reshape(a.shape) if _rg(a) else None
-    gb = sum_to(_mT(a2).matmul(g), b2.shape).reshape(b.shape) if _rg(b) else None
-    return ga, gb
+    ga, gb = pieces.matmul_backward(a2, b2, g, (_rg(a), _rg(b)))
+    return (ga.reshape(a.shape) if ga is not None else None,
+            gb.reshape(b.shape) if gb is not None else None)
 
 
 Tensor.__matmul__ = lambda self, other: matmul(self, other) if isinstance(other, Tensor) \

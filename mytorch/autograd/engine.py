@@ -1,19 +1,24 @@
 """The backward pass: walk the graph from the outputs to the leaves, without recursion.
 
-1. Count, for every node reachable from the roots, how many edges point at it.
-2. Start from the roots; a node runs once all gradients flowing into it have arrived
-   (its count drops to zero), so each node runs exactly once, in topological order.
-3. Unless ``retain_graph``, a node that saved tensors frees them (and its closure) after running;
-   a node that saved nothing stays runnable, so backward through it again works, as in torch.
+The pass is two pieces that students write in chapter 02, and a wrapper around them:
 
-Everything uses explicit stacks and dictionaries, never recursion, so a chain of 10,000 operations
-back-propagates as easily as a chain of 10.
+* :func:`backward_order` (exercise 02.4) lists every node reachable from the roots so that each
+  node comes before the nodes it sends gradients to (a topological order, by counting edges);
+* :func:`backpropagate` (exercise 02.5) runs the nodes in that order, each once, on the sum of
+  the gradients that reached it, and adds what it returns into the nodes behind it.
+
+Everything torch adds around that walk — tensor hooks and ``retain_grad``, node hooks, anomaly
+mode, ``autograd.grad`` capturing some inputs' gradients, freeing the graph unless
+``retain_graph`` — lives in the ``run_node`` function that :func:`run_backward` picks once per
+pass and hands to :func:`backpropagate`. Explicit stacks and dictionaries, never recursion: a
+chain of 10,000 operations back-propagates as easily as a chain of 10.
 """
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from .._pieces import piece, pieces
 from .grad_mode import STATE
 from .graph import AccumulateGrad, Node, _anomaly, edge
 
@@ -21,55 +26,51 @@ if TYPE_CHECKING:
     from .._tensor import Tensor
 
 
-def _accumulate(buffers: dict, node: Node, nr: int, grad: "Tensor") -> None:
-    """Add ``grad`` to what has arrived so far for output ``nr`` of ``node``."""
-    if node.num_outputs == 1:
-        prev = buffers.get(node)
-        buffers[node] = grad if prev is None else prev + grad
-        return
-    slots = buffers.get(node)
-    if slots is None:
-        slots = buffers[node] = [None] * node.num_outputs
-    slots[nr] = grad if slots[nr] is None else slots[nr] + grad
-
-
-def _count_dependencies(roots: list[Node], stop: Any = ()) -> dict[Node, int]:
-    """For every node reachable from ``roots``: how many edges lead into it (iterative DFS).
-
-    The walk does not go past the nodes in ``stop`` (the ends of a checkpointed region).
-    """
-    deps: dict[Node, int] = dict.fromkeys(roots, 0)
-    stack = [n for n in deps if n not in stop]
+@piece("02.4")
+def backward_order(roots: list) -> list:
+    """Every node reachable from ``roots``, each before all the nodes in its ``next_functions``."""
+    incoming = {}                          # node -> how many edges point at it
+    stack, seen = list(roots), set(roots)
     while stack:
         node = stack.pop()
         for nxt, _ in node.next_functions:
             if nxt is None:
                 continue
-            if nxt in deps:
-                deps[nxt] += 1
-            else:
-                deps[nxt] = 1
-                if nxt not in stop:
-                    stack.append(nxt)
-    return deps
-
-
-def _needed_nodes(deps: dict[Node, int], targets: set[Node]) -> set[Node]:
-    """The nodes from which some target can be reached: only these must run for autograd.grad."""
-    parents: dict[Node, list[Node]] = {}
-    for node in deps:
+            incoming[nxt] = incoming.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    order = []
+    ready = [n for n in dict.fromkeys(roots) if n not in incoming]
+    while ready:                           # a node is ready once every edge into it is done
+        node = ready.pop()
+        order.append(node)
         for nxt, _ in node.next_functions:
-            if nxt is not None:
-                parents.setdefault(nxt, []).append(node)
-    needed: set[Node] = set()
-    stack = [t for t in targets if t in deps]
-    while stack:
-        node = stack.pop()
-        for p in parents.get(node, ()):
-            if p not in needed:
-                needed.add(p)
-                stack.append(p)
-    return needed
+            if nxt is None:
+                continue
+            incoming[nxt] -= 1
+            if incoming[nxt] == 0:
+                ready.append(nxt)
+    return order
+
+
+@piece("02.5")
+def backpropagate(order: list, grads: dict, run_node: "Callable") -> None:
+    """Run each node of ``order`` on the gradients that reached it; pass its results on.
+
+    ``grads`` maps a node to a list holding, for each of its outputs, the gradient summed there
+    so far (None if none arrived). ``run_node(node, outs)`` takes that list and returns one
+    gradient (or None) per entry of ``node.next_functions``.
+    """
+    for node in order:
+        outs = grads.pop(node, None)
+        if outs is None:
+            continue                       # no gradient reached this node
+        for (nxt, nr), g in zip(node.next_functions, run_node(node, outs)):
+            if nxt is None or g is None:
+                continue
+            slots = grads.setdefault(nxt, [None] * nxt.num_outputs)
+            slots[nr] = g if slots[nr] is None else slots[nr] + g
 
 
 _TASKS: list[bool] = []  # one entry per backward pass running: was it asked for some inputs?
@@ -91,7 +92,7 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
     ``edges`` (``(node, output_nr)`` pairs, for checkpointing) works like ``inputs`` but the pass
     also stops at those nodes: whatever lies behind them is left to an outer backward pass.
     """
-    capture: dict[tuple, list[int]] = {}   # (node, output_nr) -> indices into ``inputs``
+    capture: dict[tuple, list[int]] = {}   # (node, output_nr) -> indices into the results
     if inputs is not None:
         for i, t in enumerate(inputs):
             if not t._requires_grad:
@@ -101,75 +102,30 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
         for i, e in enumerate(edges):
             capture.setdefault(e, []).append(i)
     only_inputs = inputs is not None or edges is not None
-    _TASKS.append(only_inputs)
-    try:
-        return _run(roots, grads, retain_graph, create_graph, capture, only_inputs,
-                    len(edges) if edges is not None else len(inputs or ()),
-                    allow_unused or edges is not None, edges is not None)
-    finally:
-        _TASKS.pop()
-
-
-def _run(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_graph: bool,
-         create_graph: bool, capture: dict, only_inputs: bool, n_results: int,
-         allow_unused: bool, stop_at_inputs: bool) -> tuple | None:
-    buffers: dict[Node, Any] = {}
-    root_nodes = []
+    n_results = len(edges) if edges is not None else len(inputs or ())
+    buffers: dict[Node, list] = {}
     for t, g in zip(roots, grads):
         node, nr = edge(t)
-        root_nodes.append(node)
-        _accumulate(buffers, node, nr, g)
-    targets = {n for n, _ in capture}
-    deps = _count_dependencies(root_nodes, targets if stop_at_inputs else ())
-    needed = _needed_nodes(deps, targets) if only_inputs else None
+        slots = buffers.setdefault(node, [None] * node.num_outputs)
+        slots[nr] = g if slots[nr] is None else slots[nr] + g
+    order = pieces.backward_order(list(buffers))
     results: list = [None] * n_results
+    run_node = _node_runner(retain_graph, create_graph, only_inputs)
+    if only_inputs:
+        run_node = _capturing(run_node, capture, results, order, stop=edges is not None)
 
-    ready = [n for n in deps if deps[n] == 0]
+    _TASKS.append(only_inputs)
     prev_mode = STATE.enabled
     STATE.enabled = create_graph
     try:
-        while ready:
-            node = ready.pop()
-            grad = buffers.pop(node, None)
-            if grad is not None and (node._tensor_hooks is not None or node._pre_hooks
-                                     or node._retained is not None):
-                grad = _before_node(node, grad, create_graph)
-            if capture:
-                _capture(capture, node, grad, results)
-                if stop_at_inputs and node in targets:
-                    continue  # an end of the region: an outer backward pass runs it
-            if isinstance(node, AccumulateGrad):
-                if not only_inputs and grad is not None:
-                    _accumulate_leaf(node.variable, grad, create_graph)
-                continue
-            if needed is not None and node not in needed:
-                grad = None  # nothing we want lies behind this node: don't run it
-            elif grad is not None and node.num_outputs > 1 and all(x is None for x in grad):
-                grad = None
-            if grad is None:
-                grad_inputs: Sequence = (None,) * len(node.next_functions)
-            else:
-                if node._hooks or _anomaly.enabled:
-                    grad_inputs = _run_node(node, grad)
-                else:  # the common case, inlined
-                    node._check_saved()
-                    grad_inputs = node._backward(grad)  # type: ignore[misc]
-                if not retain_graph:
-                    node._release()
-            for (nxt, nr), g in zip(node.next_functions, grad_inputs):
-                if nxt is None:
-                    continue
-                if g is not None:
-                    _accumulate(buffers, nxt, nr, g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    ready.append(nxt)
+        pieces.backpropagate(order, buffers, run_node)
     finally:
         STATE.enabled = prev_mode
+        _TASKS.pop()
 
     if not only_inputs:
         return None
-    if not allow_unused:
+    if not (allow_unused or edges is not None):
         for i, r in enumerate(results):
             if r is None:
                 raise RuntimeError(
@@ -178,11 +134,63 @@ def _run(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_graph: boo
     return tuple(results)
 
 
-def _before_node(node: Node, grad: Any, create_graph: bool) -> Any:
+def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool) -> Callable:
+    """The ``run_node`` of a plain pass: hooks, the node's backward, freeing, leaves."""
+    anomaly = _anomaly.enabled
+
+    def run_node(node: Node, outs: list) -> Sequence:
+        if node._tensor_hooks is not None or node._pre_hooks or node._retained is not None:
+            outs = _before_node(node, outs, create_graph)
+        if node.__class__ is AccumulateGrad:
+            if not only_inputs and outs[0] is not None:
+                _accumulate_leaf(node.variable, outs[0], create_graph)
+            return ()
+        grad = outs[0] if node.num_outputs == 1 else outs
+        if node._hooks or anomaly:
+            grad_inputs = _run_node(node, grad)
+        else:
+            node._check_saved()
+            grad_inputs = node._backward(grad)  # type: ignore[misc]
+        if not retain_graph:
+            node._release()
+        return grad_inputs
+
+    return run_node
+
+
+def _capturing(run_node: Callable, capture: dict, results: list, order: list,
+               stop: bool) -> Callable:
+    """For ``autograd.grad``: keep the gradients of the chosen inputs, run only the nodes that
+    lead to them, and (checkpointing, ``stop``) do not go past them."""
+    needed = _needed_nodes(order, {n for n, _ in capture})
+
+    def run(node: Node, outs: list) -> Sequence:
+        for nr in range(node.num_outputs):
+            for i in capture.get((node, nr), ()):
+                results[i] = outs[nr]
+        if (stop and any((node, nr) in capture for nr in range(node.num_outputs))) \
+                or (node not in needed and node.__class__ is not AccumulateGrad):
+            return (None,) * len(node.next_functions)  # nothing we want lies behind it
+        return run_node(node, outs)
+
+    return run
+
+
+def _needed_nodes(order: list, targets: set) -> set:
+    """The nodes from which some target can be reached: only these must run for autograd.grad."""
+    needed: set = set()
+    for node in reversed(order):  # every node comes after the nodes it feeds
+        for nxt, _ in node.next_functions:
+            if nxt is not None and (nxt in targets or nxt in needed):
+                needed.add(node)
+                break
+    return needed
+
+
+def _before_node(node: Node, grads: list, create_graph: bool) -> list:
     """Before ``node`` runs: the hooks of each output tensor, then ``retain_grad`` keeps the
     result in that tensor's ``.grad``, then the node's own pre-hooks (which see every output)."""
-    single = node.num_outputs == 1
-    grads = [grad] if single else list(grad)
+    grads = list(grads)
     if node._tensor_hooks:
         for nr, hooks in node._tensor_hooks.items():
             g = grads[nr]
@@ -204,18 +212,7 @@ def _before_node(node: Node, grad: Any, create_graph: bool) -> Any:
             new = hook(tuple(grads))
             if new is not None:
                 grads = list(new)
-    return grads[0] if single else grads
-
-
-def _capture(capture: dict, node: Node, grad: Any, results: list) -> None:
-    """Store the gradient of each ``autograd.grad`` input that this node produced."""
-    for nr in range(node.num_outputs):
-        idx = capture.get((node, nr))
-        if idx is None:
-            continue
-        g = grad if node.num_outputs == 1 else (grad[nr] if grad is not None else None)
-        for i in idx:
-            results[i] = g
+    return grads
 
 
 def _run_node(node: Node, grad: Any) -> Sequence:

@@ -18,12 +18,13 @@ import traceback
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from .._pieces import piece, pieces
 from .grad_mode import STATE
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
 
-__all__ = ["Node", "SavedOutput", "record", "record_outputs", "needs_grad", "sum_to",
+__all__ = ["Node", "SavedOutput", "record", "record_outputs", "needs_grad", "sum_to", "unbroadcast",
            "mask_grad", "depends_on", "rebase_history"]
 
 BackwardFn = Callable[["Tensor"], Sequence["Tensor | None"]]
@@ -402,24 +403,27 @@ def record_outputs(name: str, outs: Sequence["Tensor"], inputs: Sequence[Any],
     return node
 
 
-def sum_to(grad: "Tensor", shape: tuple) -> "Tensor":
-    """Undo broadcasting: sum ``grad`` over the dimensions that were expanded to reach its shape."""
-    gshape = tuple(grad.shape)
-    shape = tuple(shape)
-    if gshape == shape:
+@piece("02.1")
+def unbroadcast(grad: "Tensor", shape: tuple) -> "Tensor":
+    """Sum ``grad`` over the dimensions broadcasting created, back to ``shape``."""
+    if tuple(grad.shape) == tuple(shape):
         return grad
-    lead = len(gshape) - len(shape)
-    dims = list(range(lead))
-    for i, n in enumerate(shape):
-        if n == 1 and gshape[lead + i] != 1:
-            dims.append(lead + i)
+    lead = grad.dim() - len(shape)
+    dims = list(range(lead))                          # dimensions added in front
+    dims += [lead + i for i, n in enumerate(shape)    # dimensions of size 1, stretched
+             if n == 1 and grad.shape[lead + i] != 1]
     if dims:
         grad = grad.sum(dim=tuple(dims), keepdim=True)
-    if lead:
-        grad = grad.reshape(shape)
-    elif tuple(grad.shape) != shape:
-        grad = grad.reshape(shape)
-    return grad
+    return grad.reshape(shape)
+
+
+def sum_to(grad: "Tensor", shape: tuple) -> "Tensor":
+    """Undo broadcasting in a backward formula: ``grad`` summed back to ``shape`` (the piece
+    :func:`unbroadcast`, skipped when nothing was broadcast)."""
+    shape = tuple(shape)
+    if tuple(grad.shape) == shape:
+        return grad
+    return pieces.unbroadcast(grad, shape)
 
 
 # ----------------------------------------------------------------------------- views + in-place

@@ -22,9 +22,12 @@ import contextlib
 import warnings
 from typing import Any, Callable
 
+from .._pieces import piece, pieces
+from .._tensor import is_tensor
 from ..autograd.engine import is_checkpoint_valid, run_backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE, enable_grad
+from ..random import get_rng_state, set_rng_state
 from ..autograd.graph import AccumulateGrad, Node, edge, next_sequence_nr
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError"]
@@ -46,45 +49,55 @@ _WARN_DEFAULT = ("torch.utils.checkpoint: the use_reentrant parameter should be 
 
 
 # ============================================================================ use_reentrant=True
-class CheckpointFunction(Function):
-    """Forward without a graph; backward = recompute with a graph, then back-propagate."""
-
-    @staticmethod
-    def forward(ctx: Any, run_function: Callable, preserve_rng_state: bool, *args: Any) -> Any:
-        from ..random import get_rng_state
-
-        ctx.run_function = run_function
-        ctx.rng_state = get_rng_state() if preserve_rng_state else None
-        ctx.save_for_backward(*(a for a in args if _is_tensor(a)))
-        ctx.args = [None if _is_tensor(a) else a for a in args]
-        return run_function(*args)
-
-    @staticmethod
+def _checked(cls: type) -> type:
+    """A CheckpointFunction that refuses to run inside ``autograd.grad`` (as torch's does)."""
     def backward(ctx: Any, *grads: Any) -> tuple:
-        from .. import autograd
-
         if not is_checkpoint_valid():
             raise RuntimeError("When use_reentrant=True, torch.utils.checkpoint is incompatible "
                                "with .grad() or passing an `inputs` parameter to .backward(). To "
                                "resolve this error, you can either set use_reentrant=False, or "
                                "call .backward() without passing the `inputs` argument.")
+        return cls.backward(ctx, *grads)
+
+    return type(cls)(cls.__name__, (cls,), {"backward": staticmethod(backward),
+                                            "__doc__": cls.__doc__})
+
+
+@piece("02.6", wrap=_checked)
+class CheckpointFunction(Function):
+    """Run ``run_function(*args)`` without recording a graph; in backward, run it again with
+    recording and back-propagate through that fresh graph: memory traded for compute."""
+
+    @staticmethod
+    def forward(ctx, run_function, preserve_rng_state, *args):
+        ctx.run_function = run_function
+        ctx.rng_state = get_rng_state() if preserve_rng_state else None
+        ctx.save_for_backward(*[a for a in args if is_tensor(a)])
+        ctx.args = [None if is_tensor(a) else a for a in args]  # the others, as they are
+        return run_function(*args)
+
+    @staticmethod
+    def backward(ctx, *grads):
         saved = iter(ctx.saved_tensors)
-        inputs = []
-        for a in ctx.args:
-            if a is None:
+        inputs = [a for a in ctx.args]
+        for i, a in enumerate(inputs):
+            if a is None:                      # a tensor: a fresh leaf with the same values
                 t = next(saved)
-                a = t.detach().requires_grad_(t.requires_grad)
-            inputs.append(a)
-        with _rng_restored(ctx.rng_state), enable_grad():
+                inputs[i] = t.detach().requires_grad_(t.requires_grad)
+        now = get_rng_state()
+        if ctx.rng_state is not None:
+            set_rng_state(ctx.rng_state)       # draw the same random numbers as forward did
+        with enable_grad():
             outputs = ctx.run_function(*inputs)
-        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-        pairs = [(o, g) for o, g in zip(outputs, grads)
-                 if _is_tensor(o) and o.requires_grad and g is not None]
-        if not pairs:
-            raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not "
-                               "necessary")
-        autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
-        return (None, None) + tuple(a.grad if _is_tensor(a) else None for a in inputs)
+            outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+            pairs = [(o, g) for o, g in zip(outputs, grads) if is_tensor(o) and o.requires_grad]
+            if not pairs:
+                raise RuntimeError("none of output has requires_grad=True, this checkpoint() is "
+                                   "not necessary")
+            total = sum((o * g).sum() for o, g in pairs)  # its backward = backward(outputs, grads)
+        set_rng_state(now)
+        total.backward()
+        return (None, None) + tuple(a.grad if is_tensor(a) else None for a in inputs)
 
 
 # ============================================================================ use_reentrant=False
@@ -261,7 +274,7 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
         if context_fn is not noop_context_fn or debug is not False:
             raise ValueError("Passing `context_fn` or `debug` is only supported when "
                              "use_reentrant=False.")
-        return CheckpointFunction.apply(function, preserve_rng_state, *args)
+        return pieces.CheckpointFunction.apply(function, preserve_rng_state, *args)
     return _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, args, kwargs)
 
 

@@ -24,6 +24,7 @@ from ..._ops import pointwise as _pw
 from ..._ops._operands import check_same_device, quietly, wrap_dim
 from ..._ops.indexing import where
 from ..._tensor import Tensor, wrap
+from ..._pieces import piece, pieces
 from ...autograd.graph import SavedOutput, mask_grad, needs_grad, record, record_outputs, sum_to
 
 __all__ = ["leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "gelu", "silu", "softplus",
@@ -290,6 +291,13 @@ def _softmax_input(name: str, input: Tensor, dim: int | None, dtype: Any) -> tup
     return input, d
 
 
+@piece("02.3")
+def softmax_backward(y: "Tensor", grad: "Tensor", dim: int) -> "Tensor":
+    """The gradient of softmax's input, from its output ``y`` (a softmax along ``dim``) and
+    ``grad``, the gradient of ``y``."""
+    return y * (grad - (grad * y).sum(dim, keepdim=True))
+
+
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim``: each slice becomes a probability distribution."""
@@ -302,11 +310,8 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     if needs_grad(input):
         out = SavedOutput(res)
 
-        def backward(g: Tensor) -> tuple:
-            p = out()
-            return (p * (g - (g * p).sum(d, keepdim=True)),)
-
-        record("SoftmaxBackward0", res, (input,), backward, saved=(out,))
+        record("SoftmaxBackward0", res, (input,),
+               lambda g: (pieces.softmax_backward(out(), g, d),), saved=(out,))
     return res
 
 

@@ -1,0 +1,69 @@
+"""Running a piece written with tensor ops as if it were the library's fused op.
+
+Some pieces (a convolution, a batch normalisation) have a fast fused kernel in the library with
+one graph node named as torch names it (``ConvolutionBackward0``). A student's version — or the
+readable reference — is written with ordinary tensor ops, which would leave a chain of small
+nodes instead. :func:`as_op` makes such a version behave like the op it replaces: the forward
+value comes from the piece run without recording, and one node called ``name`` takes the
+gradient by running the piece again under autograd during backward (what checkpointing does).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .._tensor import Tensor
+from .engine import run_backward
+from .grad_mode import STATE, enable_grad, no_grad
+from .graph import record, record_outputs
+
+__all__ = ["as_op"]
+
+
+def as_op(name: str) -> Callable[[Callable], Callable]:
+    """A ``wrap`` for :func:`mytorch._pieces.piece`: one node called ``name`` per call."""
+    def wrap(fn: Callable) -> Callable:
+        def op(*args: Any, **kwargs: Any) -> Any:
+            diff = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad]
+            if not STATE.enabled or not diff:
+                return fn(*args, **kwargs)
+            with no_grad():
+                out = fn(*args, **kwargs)
+            several = isinstance(out, (tuple, list))
+            outs = [o for o in (out if several else (out,))]
+            tensors = tuple(a for a in args if isinstance(a, Tensor))
+
+            def backward(grads: Any) -> tuple:
+                grads = grads if several else [grads]
+                create = STATE.enabled
+                # Differentiable inputs are re-run as fresh leaves (or as themselves, to build a
+                # graph for create_graph); other tensors as copies, so in-place updates inside
+                # the piece (running statistics) do not happen twice.
+                again = list(args)
+                for i, a in enumerate(args):
+                    if isinstance(a, Tensor):
+                        again[i] = a if (create and i in diff) else \
+                            (a.detach().requires_grad_() if i in diff else a.detach().clone())
+                with enable_grad():
+                    ys = fn(*again, **kwargs)
+                ys = list(ys) if several else [ys]
+                pairs = [(y, g if g is not None else y.new_zeros(y.shape))
+                         for y, g in zip(ys, grads) if isinstance(y, Tensor) and y._requires_grad]
+                res = run_backward([y for y, _ in pairs], [g for _, g in pairs], create, create,
+                                   inputs=[again[i] for i in diff], allow_unused=True) \
+                    if pairs else (None,) * len(diff)
+                full: list = [None] * len(args)
+                for i, g in zip(diff, res):
+                    full[i] = g
+                return tuple(full)
+
+            if several:
+                record_outputs(name, [o for o in outs if isinstance(o, Tensor)], args, backward,
+                               saved=tensors)
+            else:
+                record(name, out, args, backward, saved=tensors)
+            return out
+
+        op.__wrapped__ = fn  # type: ignore[attr-defined]
+        op.__name__ = getattr(fn, "__name__", name)
+        return op
+    return wrap
