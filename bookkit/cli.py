@@ -15,6 +15,7 @@ commands:
   check-bilingual  every prose cell is tagged zh/en, in zh→en pairs with matching headings
   check-teaches    chapters only use mytorch API taught so far (front matter `teaches:`)
   check-links      Colab / Binder links name the configured repository and existing files
+  check-outputs    outputs the prose quotes (cell metadata `quotes`) are what the cells print
   exercises        regenerate exercises/ from solutions/ (--check: fail if stale)
   colab            execute the chapters into notebooks/{zh,en}/ (--check: fail if stale)
   book             the web edition: build/web/index.html (Sphinx; works offline)
@@ -48,6 +49,16 @@ def cmd_check_links(project: Project, args: argparse.Namespace) -> int:
 
     problems, count = check(project)
     return print_problems("check-links", problems, count, project.root)
+
+
+def cmd_check_outputs(project: Project, args: argparse.Namespace) -> int:
+    from bookkit.quotes import check
+
+    problems, count = check(project)
+    status = print_problems("check-outputs", problems, len(project.chapters()), project.root)
+    if not problems:
+        print(f"  {count} quoted output(s) found in the stored outputs")
+    return status
 
 
 def cmd_check_teaches(project: Project, args: argparse.Namespace) -> int:
@@ -326,6 +337,9 @@ def make_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check-links", help="check Colab/Binder links against the repo and files")
     p.set_defaults(func=cmd_check_links)
+
+    p = sub.add_parser("check-outputs", help="check outputs the prose quotes appear in the stored outputs")
+    p.set_defaults(func=cmd_check_outputs)
 
     p = sub.add_parser("exercises", help="regenerate exercises/ from solutions/")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 listing stale files")

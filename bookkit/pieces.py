@@ -102,6 +102,8 @@ def _cells(lines: list[str]) -> list[tuple[int, int, int, dict]]:
                 key, _, value = lines[i][1:].partition(":")
                 meta[key.strip()] = value.strip()
                 i += 1
+            if meta and i < len(lines) and not lines[i].strip():
+                i += 1  # jupytext writes a blank line between `:key: value` options and the code
         start = i
         while i < len(lines) and lines[i].rstrip() != fence:
             i += 1

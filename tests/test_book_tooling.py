@@ -365,6 +365,27 @@ def test_cli_sync_commands_end_to_end(tmp_path: Path, fixtures_dir: Path,
 # ---------------------------------------------------------------- execute and build
 
 
+def test_quoted_outputs_must_appear_in_the_stored_outputs(tmp_path: Path) -> None:
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    from bookkit.quotes import check_notebook
+
+    def notebook(quotes: list) -> object:
+        code = new_code_cell("print(x)", outputs=[new_output("stream", name="stdout", text="tensor([1.5000,\n  2.])\n")])
+        later = new_code_cell("y", outputs=[new_output("execute_result", data={"text/plain": "65504.0"},
+                                                       execution_count=2)])
+        return new_notebook(cells=[new_markdown_cell("# t", metadata={"lang": "en"}), code,
+                                   new_markdown_cell("It prints `tensor([1.5000, 2.])`.",
+                                                     metadata={"lang": "en", "quotes": quotes}),
+                                   new_markdown_cell("next", metadata={"lang": "en"}), later])
+
+    assert check_notebook(notebook(["tensor([1.5000, 2.])"]), tmp_path / "c.md", "en")[0] == []
+    problems, count = check_notebook(notebook(["tensor([1.5000, 2.])", "65504.0", "3.5"]), tmp_path / "c.md", "en")
+    assert count == 3 and len(problems) == 2, "65504.0 is printed by a cell beyond the next prose cell"
+    assert "'3.5' as an output" in problems[1].message and "make colab" in problems[1].fix
+    assert "must be a list" in check_notebook(notebook("3.5"), tmp_path / "c.md", "en")[0][0].message
+
+
 def test_web_edition_pages_have_lang_title_switch_links_and_no_cdn(tmp_path: Path, fixtures_dir: Path) -> None:
     """`make book` on a one-chapter book: a Sphinx site per language, nothing loaded from the network."""
     import re
