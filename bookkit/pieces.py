@@ -103,7 +103,7 @@ def _cells(lines: list[str]) -> list[tuple[int, int, int, dict]]:
                 meta[key.strip()] = value.strip()
                 i += 1
             if meta and i < len(lines) and not lines[i].strip():
-                i += 1  # jupytext writes a blank line between `:key: value` options and the code
+                i += 1  # the blank line jupytext writes after `:key: value` options
         start = i
         while i < len(lines) and lines[i].rstrip() != fence:
             i += 1
@@ -129,7 +129,10 @@ def fill_pieces(text: str, path: Path | str = "<text>") -> str:
             src = piece_source(name)
         except ExerciseError as exc:
             raise ExerciseError(f"{path}:{start}: {exc}") from None
-        lines[start:close] = src.rstrip("\n").split("\n")
+        body = src.rstrip("\n").split("\n")
+        if lines[start - 1].startswith(":"):
+            body = [""] + body  # jupytext writes a blank line after `:key: value` options
+        lines[start:close] = body
     return "\n".join(lines)
 
 

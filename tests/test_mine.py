@@ -33,8 +33,7 @@ def _reference_afterwards():
 
 def _fill(text: str, name: str, code: str) -> str:
     """``text`` with the body of piece cell ``name`` replaced by ``code``."""
-    m = re.search(r"(---\npiece: %s\n---\n|:piece: %s\n\n)(.*?)(\n```)" % (re.escape(name), re.escape(name)),
-                  text, re.S)
+    m = re.search(r"(:piece: %s\n\n?)(.*?)(\n```)" % re.escape(name), text, re.S)
     assert m, f"no piece cell {name}"
     return text[:m.start(2)] + code.rstrip("\n") + text[m.end(2):]
 
