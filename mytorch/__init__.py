@@ -4,7 +4,7 @@
 
 mytorch is a stack of layers, and this file imports them bottom to top: a module imports only
 from layers below its own (docs/architecture.md has the table and the chapter that teaches each
-layer; ``make checks`` and tests/test_layers.py enforce it). Where things live, mirroring torch's
+layer; ``make lint`` and tests/test_layers.py enforce it). Where things live, mirroring torch's
 layout where it teaches something:
 
 1. base: ``_dtype.py`` (dtypes, type promotion), ``_device.py`` (devices and their array
