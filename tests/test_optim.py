@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import zlib
 
 import numpy as np
 import pytest
@@ -52,13 +53,18 @@ def _train(lib, cls_name: str, kwargs: dict, dtype: str, grads: list, *,
 
 
 def _compare(cls_name: str, kwargs: dict, dtype: str, groups: bool = False) -> None:
-    grads = _grads(hash((cls_name, str(sorted(kwargs.items())))) % 1000, STEPS)
+    # a seed from the case's name (not hash(), which changes with PYTHONHASHSEED from run to run)
+    grads = _grads(zlib.crc32(f"{cls_name}{sorted(kwargs.items())}".encode()) % 1000, STEPS)
     mine, my_opt = _train(mytorch, cls_name, kwargs, dtype, grads, groups=groups)
     ref, ref_opt = _train(torch, cls_name, kwargs, dtype, grads, groups=groups)
     for step, (m, r) in enumerate(zip(mine, ref)):
         for a, b in zip(m, r):
             assert a.dtype == b.dtype
-            np.testing.assert_allclose(a, b, **TOL[dtype], err_msg=f"after step {step + 1}")
+            # an element that cancels to near 0 keeps the rounding of its O(scale) terms: an
+            # absolute tolerance relative to the parameter's scale (as for the state below)
+            atol = max(TOL[dtype]["atol"], TOL[dtype]["rtol"] * float(np.abs(b).max()))
+            np.testing.assert_allclose(a, b, rtol=TOL[dtype]["rtol"], atol=atol,
+                                       err_msg=f"after step {step + 1}")
     _compare_state_dicts(my_opt.state_dict(), ref_opt.state_dict(), dtype)
 
 
