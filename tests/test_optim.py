@@ -20,7 +20,9 @@ import mytorch
 from mytorch._pieces import REGISTRY, activate
 
 STEPS = 25
-TOL = {"float32": dict(rtol=2e-6, atol=2e-7), "float64": dict(rtol=1e-13, atol=1e-14)}
+# float32: torch's CPU kernels fuse ``p + alpha * d`` into one rounding (FMA) where NumPy rounds
+# twice, so after 25 steps parameters of size ~1 may differ by a few ulps of 1 (not of the value).
+TOL = {"float32": dict(rtol=2e-6, atol=1e-6), "float64": dict(rtol=1e-13, atol=1e-14)}
 
 
 def _grads(seed: int, steps: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -53,18 +55,13 @@ def _train(lib, cls_name: str, kwargs: dict, dtype: str, grads: list, *,
 
 
 def _compare(cls_name: str, kwargs: dict, dtype: str, groups: bool = False) -> None:
-    # a seed from the case's name (not hash(), which changes with PYTHONHASHSEED from run to run)
     grads = _grads(zlib.crc32(f"{cls_name}{sorted(kwargs.items())}".encode()) % 1000, STEPS)
     mine, my_opt = _train(mytorch, cls_name, kwargs, dtype, grads, groups=groups)
     ref, ref_opt = _train(torch, cls_name, kwargs, dtype, grads, groups=groups)
     for step, (m, r) in enumerate(zip(mine, ref)):
         for a, b in zip(m, r):
             assert a.dtype == b.dtype
-            # an element that cancels to near 0 keeps the rounding of its O(scale) terms: an
-            # absolute tolerance relative to the parameter's scale (as for the state below)
-            atol = max(TOL[dtype]["atol"], TOL[dtype]["rtol"] * float(np.abs(b).max()))
-            np.testing.assert_allclose(a, b, rtol=TOL[dtype]["rtol"], atol=atol,
-                                       err_msg=f"after step {step + 1}")
+            np.testing.assert_allclose(a, b, **TOL[dtype], err_msg=f"after step {step + 1}")
     _compare_state_dicts(my_opt.state_dict(), ref_opt.state_dict(), dtype)
 
 
