@@ -4,7 +4,7 @@
 
 mytorch is a stack of layers, and this file imports them bottom to top: a module imports only
 from layers below its own (docs/architecture.md has the table and the chapter that teaches each
-layer; ``make checks`` and tests/test_layers.py enforce it). Where things live, mirroring torch's
+layer; ``make lint`` and tests/test_layers.py enforce it). Where things live, mirroring torch's
 layout where it teaches something:
 
 1. base: ``_dtype.py`` (dtypes, type promotion), ``_device.py`` (devices and their array
@@ -91,11 +91,12 @@ from .nn._functional.activation import log_softmax_ as log_softmax, softmax_ as 
 from . import multiprocessing, optim, serialization  # noqa: F401
 from .serialization import load, save  # noqa: F401
 from .utils import benchmark as _benchmark  # noqa: F401  (its time_cuda piece registers)
+from .utils import data as _data  # noqa: F401  (torch.utils.data works at once)
 
 globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, ... (legacy type objects)
 for _name in autograd.__all__:  # autograd names its API lazily (its graph sits below the ops)
     getattr(autograd, _name)
-del _name, _conversions, _checkpoint, _benchmark, _CPU_TYPES
+del _name, _conversions, _checkpoint, _benchmark, _data, _CPU_TYPES
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,7 @@
 """mytorch is a layered stack: no import cycles, and each layer loads without the ones above it.
 
 The layers themselves are the import-linter ``layers`` contract in ``pyproject.toml`` (run by
-``make checks``); docs/architecture.md explains them. These tests add two things import-linter does
+``make lint``); docs/architecture.md explains them. These tests add two things import-linter does
 not check:
 
 * no import cycle at all, even between modules of the same layer: every strongly connected
