@@ -242,7 +242,8 @@ def _max_pool2d_fused(x: Tensor, kernel_size: tuple, stride: tuple, padding: tup
 
 @piece("04.4", fast=_max_pool2d_fused, wrap=as_op("MaxPool2DWithIndicesBackward0"))
 def max_pool2d_windows(x: "Tensor", kernel_size: tuple, stride: tuple, padding: tuple,
-                       dilation: tuple, ceil_mode: bool, return_indices: bool) -> Any:
+                       dilation: tuple, ceil_mode: bool, return_indices: bool
+                       ) -> "Tensor | tuple":
     """The largest value of every window of ``x`` ``(*, H, W)`` (``kernel_size``, ``stride``,
     ``padding``, ``dilation``: (height, width) pairs, as for a convolution) and, with
     ``return_indices``, where each maximum sits in its ``H*W`` plane (``row * W + col``)."""
