@@ -15,7 +15,7 @@ from typing import Any, Callable
 from .._tensor import Tensor
 from .engine import run_backward
 from .grad_mode import STATE, enable_grad, no_grad
-from .graph import record, record_outputs
+from .graph import depends_on, record, record_outputs
 
 __all__ = ["as_op"]
 
@@ -33,6 +33,8 @@ def as_op(name: str, state: Sequence[int] = ()) -> Callable[[Callable], Callable
     saves them (a later in-place update before backward is no error, as in torch) nor lets the
     backward's re-run of the piece touch them: it gets copies.
     """
+    second = name.replace("Backward0", "BackwardBackward0")
+
     def wrap(fn: Callable) -> Callable:
         def op(*args: Any, **kwargs: Any) -> Any:
             diff = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad]
@@ -68,7 +70,10 @@ def as_op(name: str, state: Sequence[int] = ()) -> Callable[[Callable], Callable
                     if pairs else (None,) * len(diff)
                 full: list = [None] * len(args)
                 for i, g in zip(diff, res):
-                    full[i] = g
+                    # torch's fused backward ops read their inputs: under create_graph a gradient
+                    # stays a function of them (derivative zero where it does not really depend)
+                    full[i] = depends_on(g, args[i], second) if create and g is not None \
+                        and not g._requires_grad else g
                 return tuple(full)
 
             if multi:

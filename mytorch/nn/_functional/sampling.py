@@ -30,6 +30,7 @@ import numpy as np
 
 from ..._creation import arange
 from ..._dtype import float32
+from ..._ops._operands import quietly
 from ..._pieces import piece, pieces
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import needs_grad, record
@@ -259,6 +260,7 @@ def _unfold(x: Tensor, kernel: tuple, dilation: tuple, padding: tuple, stride: t
     return res
 
 
+@quietly  # overlapping windows whose values overflow add up to inf, silently as in torch
 def _fold(cols: Tensor, size: tuple, kernel: tuple, dilation: tuple, padding: tuple,
           stride: tuple) -> Tensor:
     """``(N, C·kH·kW, L)`` → ``(N, C, H, W)``: each column added back onto its window."""
