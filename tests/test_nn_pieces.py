@@ -170,6 +170,23 @@ def test_lstm_runs_a_students_cell_step_by_step(kw):
     assert len(calls) == 4 * layers
 
 
+@pytest.mark.parametrize("kw", [dict(scale_factor=1.1), dict(scale_factor=2.1), dict(scale_factor=2),
+                                dict(scale_factor=0.5), dict(scale_factor=(0.4, 3)), dict(size=(5, 13)),
+                                dict(size=(9, 9)), dict(scale_factor=1 / 3)], ids=str)
+@pytest.mark.parametrize("shape", [(2, 3, 5), (2, 3, 5, 9), (1, 2, 5, 4, 3)], ids=["1d", "2d", "3d"])
+def test_interpolate_nearest_matches_torch_with_either_version(kw, shape):
+    """torch's 2-D kernel copies a kept size and halves indices for a doubled one whatever the
+    scale factor; in 1-D and 3-D it computes floor(i * scale) (scale_factor=1.1 keeps 5 as 5,
+    2.1 turns 5 into 10, and the indices differ)."""
+    d = len(shape) - 2
+    kw = {k: (v[:d] + (v[-1],) * (d - len(v)) if isinstance(v, tuple) else v) for k, v in kw.items()}
+    x = randn(*shape)
+    want = torch.nn.functional.interpolate(torch.from_numpy(x), **kw).numpy()
+    np.testing.assert_array_equal(F.interpolate(mytorch.from_numpy(x), **kw).numpy(), want)
+    with readable("nearest_source_index"):
+        np.testing.assert_array_equal(F.interpolate(mytorch.from_numpy(x), **kw).numpy(), want)
+
+
 def test_the_shells_keep_torchs_errors():
     """A piece returns a size of zero or less when nothing fits; the shells raise torch's errors."""
     for fn in (lambda t: t.nn.functional.conv2d(t.zeros(1, 1, 2, 2), t.zeros(1, 1, 3, 3)),

@@ -54,7 +54,14 @@ def _scale(n: int, o: int, scale: float | None, align_corners: bool, ft: type) -
     return ft(n) / ft(o)
 
 
-@piece("04.2")
+def _nearest_index_fast(out_size: int, in_size: int, scale: float) -> Tensor:
+    """The fast path of the piece :func:`nearest_source_index`: the same float32 arithmetic on a
+    bare array (a resize is often tiny, and five tensor ops would cost more than it)."""
+    pos = np.arange(out_size).astype(np.float32) * np.float32(scale)
+    return wrap(np.minimum(np.floor(pos).astype(np.int64), in_size - 1))
+
+
+@piece("04.2", fast=_nearest_index_fast)
 def nearest_source_index(out_size: int, in_size: int, scale: float) -> "Tensor":
     """For a nearest-neighbour resize along one dimension: the input index that each of the
     ``out_size`` output positions copies (an int64 tensor). ``scale`` is how many input cells
@@ -190,6 +197,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     x = input
     for j, (n, o, s) in enumerate(zip(input.shape[2:], sizes, scales, strict=False)):
         if mode.startswith("nearest"):
+            if mode == "nearest" and d == 2 and o in (n, 2 * n):
+                s = None  # torch's 2-D kernel: a kept or doubled size ignores the scale factor
             taps = _nearest_taps(n, o, s, mode == "nearest-exact")
         elif mode == "bicubic":
             taps = _cubic_taps(n, o, s, align_corners, ft)
