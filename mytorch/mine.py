@@ -90,6 +90,8 @@ def _myst_cells(text: str) -> list[Cell]:
             while i < len(lines) and lines[i].startswith(":"):    # :key: value options
                 _option(lines[i][1:], meta)
                 i += 1
+            if meta and i < len(lines) and not lines[i].strip():    # jupytext's blank line after them
+                i += 1
         start = i
         while i < len(lines) and lines[i].strip() != fence:
             i += 1
