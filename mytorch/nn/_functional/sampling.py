@@ -21,6 +21,7 @@ other's backward.
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Sequence
@@ -55,9 +56,11 @@ def _scale(n: int, o: int, scale: float | None, align_corners: bool, ft: type) -
     return ft(n) / ft(o)
 
 
+@functools.lru_cache(maxsize=256)
 def _nearest_index_fast(out_size: int, in_size: int, scale: float) -> Tensor:
     """The fast path of the piece :func:`nearest_source_index`: the same float32 arithmetic on a
-    bare array (a resize is often tiny, and five tensor ops would cost more than it)."""
+    bare array (a resize is often tiny, and five tensor ops would cost more than it), kept for
+    the next call with the same sizes (the library only reads it)."""
     pos = np.arange(out_size).astype(np.float32) * np.float32(scale)
     return wrap(np.minimum(np.floor(pos).astype(np.int64), in_size - 1))
 
