@@ -148,9 +148,11 @@ def _run(self: Tensor, write: Callable[[Any], None], name: str, inputs: tuple,
 # ============================================================================ x[key]
 class _Key:
     """A torch index key split in two: ``basic`` (a NumPy key giving a view) and ``adv`` (index
-    arrays applied to that view, or None). ``strides`` lists (dim, byte stride) where torch's
-    stride differs from NumPy's: dims inserted by ``None`` (NumPy: 0) and empty stepped slices
-    (NumPy keeps the unstepped stride)."""
+    arrays applied to that view, or None). ``strides`` lists ``(dim, source dim, step)`` where
+    torch's stride may differ from NumPy's: dims inserted by ``None`` (step None; NumPy: 0) and
+    empty stepped slices (NumPy keeps the unstepped stride). The strides are worked out from the
+    array the key is applied to: a backward applies it to a fresh contiguous array whose
+    strides are not the forward's (an overlapping ``unfold`` view, say)."""
 
     __slots__ = ("basic", "adv", "strides")
 
@@ -161,8 +163,12 @@ class _Key:
         out = arr[self.basic]
         if self.strides and self.adv is None:
             strides = list(out.strides)
-            for d, s in self.strides:
-                strides[d] = s
+            for d, orig, step in self.strides:
+                if step is not None:
+                    strides[d] = arr.strides[orig] * step
+                else:  # torch's unsqueeze: size * stride of the dim after it
+                    strides[d] = arr.shape[orig] * arr.strides[orig] if orig < arr.ndim \
+                        else arr.itemsize
             if tuple(strides) != out.strides:
                 out = _restride(out, tuple(strides))
         return out
@@ -291,13 +297,13 @@ def _parse_key(t: Tensor, key: Any) -> _Key:
             orig += 1
         elif kind == "slice":
             if v.step is not None and v.step != 1:
-                fixes.append((rdim, strides[orig] * v.step.__index__()))
+                fixes.append((rdim, orig, v.step.__index__()))
             basic.append(v)
             adv.append(_ALL)
             orig, rdim = orig + 1, rdim + 1
         elif kind == "none":
             # torch's unsqueeze gives the new dim the stride size*stride of the dim after it.
-            fixes.append((rdim, shape[orig] * strides[orig] if orig < ndim else arr.itemsize))
+            fixes.append((rdim, orig, None))
             basic.append(None)
             adv.append(_ALL)
             rdim += 1
