@@ -17,6 +17,7 @@ import numpy as np
 from . import _dtype as D
 from ._device import CPU, as_device, cuda_backend, device, xp_for
 from .autograd.grad_mode import STATE
+from ._pieces import pieces
 from ._storage import with_empty_strides
 from .autograd.graph import needs_grad, record
 
@@ -224,6 +225,10 @@ class Tensor:
                 CPU if self.is_cuda else self._device)
             return self.to(dev, D._BY_NAME[inv[name]])
         return self.to(D.to_dtype(dtype))
+
+    def get_device(self) -> int:
+        """The index of the GPU this tensor lives on (``cuda:1`` gives 1); -1 on the CPU."""
+        return -1 if self._device.type == "cpu" else (self._device.index or 0)
 
     # ------------------------------------------------------------------ memory layout
     def stride(self, dim: int | None = None) -> Any:
@@ -698,16 +703,14 @@ def _rebuild_subclass(t: Tensor) -> Tensor:
 
 
 def _is_c_contiguous(t: Tensor) -> bool:
-    # Like torch, dimensions of size 1 may have any stride.
+    """The strides are those of a row-major tensor (the piece ``contiguous_strides``), except
+    that, as in torch, a dim of size 1 may have any stride and an empty tensor always counts.
+    NumPy's flag already applies that rule, so most tensors never reach the loop."""
     arr = t._data
     if arr.flags.c_contiguous:
         return True
-    expected = arr.itemsize
-    for n, s in zip(reversed(arr.shape), reversed(arr.strides)):
-        if n != 1 and s != expected:
-            return False
-        expected *= n
-    return True
+    want = pieces.contiguous_strides(arr.shape)
+    return all(n == 1 or s == w for n, s, w in zip(arr.shape, t.stride(), want, strict=True))
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

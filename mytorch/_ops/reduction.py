@@ -19,11 +19,13 @@ import numpy as np
 from .. import _dtype as D
 from .. import return_types
 from .._device import xp_for
+from .._pieces import piece, pieces
 from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import SavedOutput, needs_grad, record
 from ._operands import contiguous_result, preserve_layout, quiet, quietly, wrap_dim, wrap_dims
 from .pointwise import _cap
+from .shape import cat
 
 __all__ = [
     "sum", "nansum", "mean", "nanmean", "var", "std", "var_mean", "std_mean",
@@ -760,19 +762,56 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
 
 
 # ============================================================================ unique and counting
+def _unique_sorted_fast(x: Tensor) -> tuple:
+    """:func:`unique_sorted` by the array library's ``unique`` (the same sort, in one call)."""
+    vals, inverse, counts = xp_for(x._device).unique(x._data, return_inverse=True,
+                                                     return_counts=True, equal_nan=False)
+    dev = x._device
+    return (wrap(vals, dev), wrap(inverse.astype(np.int64, copy=False), dev),
+            wrap(counts.astype(np.int64, copy=False), dev))
+
+
+@piece("01.8", fast=_unique_sorted_fast)
+def unique_sorted(x: "Tensor") -> tuple:
+    """``(values, inverse, counts)`` of a non-empty 1-D tensor ``x``: its distinct values in
+    ascending order, for each element of ``x`` the position of its value (``values[inverse]``
+    equals ``x``), and how often each value occurs; ``inverse`` and ``counts`` are int64.
+    As in torch, NaN never equals NaN: every NaN is a distinct value."""
+    s, order = x.sort()
+    change = s[1:] != s[:-1]                     # True where a new value begins...
+    starts = cat([change.new_ones(1), change])   # ...and the first element begins one
+    values = s[starts]
+    run = starts.long().cumsum(0) - 1            # the value each sorted element belongs to
+    inverse = run.new_empty(run.shape)
+    inverse[order] = run                         # back to the elements' own places
+    first = starts.nonzero().reshape(-1)         # where each run of equal values begins
+    ends = cat([first[1:], first.new_tensor([len(s)])])
+    return values, inverse, ends - first
+
+
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
            return_counts: bool = False, dim: int | None = None) -> Any:
     """The distinct values (sorted); optionally where each input came from and how often.
 
     As in torch, NaN never equals NaN: every NaN is a distinct value (``[1, nan, nan]`` stays
     ``[1, nan, nan]``; NumPy would merge them), and so is every slice (``dim``) that holds one.
+    Without ``dim`` this is the piece :func:`unique_sorted` on the flattened input.
     """
     xp = xp_for(input._device)
     arr = input._data
-    axis = None if dim is None else wrap_dim(dim, arr.ndim)
+    if dim is None:
+        flat = arr.reshape(-1)
+        if flat.size:
+            vals, inverse, counts = (t._data for t in
+                                     pieces.unique_sorted(wrap(flat, input._device)))
+        else:
+            vals, inverse, counts = flat, xp.zeros(0, np.int64), xp.zeros(0, np.int64)
+        return _pack(input, vals, inverse.reshape(arr.shape), counts, return_inverse,
+                     return_counts)
+    axis = wrap_dim(dim, arr.ndim)
     vals, inverse, counts = xp.unique(arr, return_inverse=True, return_counts=True, axis=axis,
                                       equal_nan=False)
-    inverse = inverse.reshape(arr.shape if axis is None else (arr.shape[axis],))
+    inverse = inverse.reshape((arr.shape[axis],))
     return _pack(input, vals, inverse, counts, return_inverse, return_counts)
 
 
