@@ -140,9 +140,10 @@ def view_strides(shape: tuple, stride: tuple, new_shape: tuple) -> tuple | None:
     in the same row-major order, or None when no strides can (only a copy will do).
 
     Both shapes hold the same number of elements, at least one, and ``shape`` has at least one
-    dim. The old dims fall into chunks: runs of dims in which each dim steps over exactly the
-    whole of the dims after it (size-1 dims join any chunk). Each chunk is one evenly spaced
-    block of memory, so it can be cut into new dims; a new dim may not straddle two chunks.
+    dim. Read from the last dim back, the old dims fall into chunks: a dim joins the chunk after
+    it when its size is 1 or its stride steps exactly over that chunk (the chunk's elements times
+    its base stride). A chunk is one evenly spaced block of memory, so it can be cut into new
+    dims; a new dim may not straddle two chunks.
     """
     new_stride = [0] * len(new_shape)
     j = len(new_shape) - 1                   # the new dims still to place: new_shape[:j + 1]
