@@ -126,7 +126,7 @@ def storage_extent(shape: tuple, stride: tuple, offset: int) -> int:
 def extent(size: Sequence[int], stride: Sequence[int], offset: int) -> int:
     """How many storage elements a (size, stride, offset) geometry needs (the piece
     :func:`storage_extent`)."""
-    return pieces.storage_extent(tuple(size), tuple(stride), offset)
+    return pieces.storage_extent(size, stride, offset)
 
 
 def storage_offset(t: Any) -> int:

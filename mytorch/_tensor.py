@@ -17,7 +17,6 @@ import numpy as np
 from . import _dtype as D
 from ._device import CPU, as_device, cuda_backend, device, xp_for
 from .autograd.grad_mode import STATE
-from ._pieces import pieces
 from ._storage import with_empty_strides
 from .autograd.graph import needs_grad, record
 
@@ -703,14 +702,16 @@ def _rebuild_subclass(t: Tensor) -> Tensor:
 
 
 def _is_c_contiguous(t: Tensor) -> bool:
-    """The strides are those of a row-major tensor (the piece ``contiguous_strides``), except
-    that, as in torch, a dim of size 1 may have any stride and an empty tensor always counts.
-    NumPy's flag already applies that rule, so most tensors never reach the loop."""
+    # Like torch, dimensions of size 1 may have any stride.
     arr = t._data
     if arr.flags.c_contiguous:
         return True
-    want = pieces.contiguous_strides(arr.shape)
-    return all(n == 1 or s == w for n, s, w in zip(arr.shape, t.stride(), want, strict=True))
+    expected = arr.itemsize
+    for n, s in zip(reversed(arr.shape), reversed(arr.strides)):
+        if n != 1 and s != expected:
+            return False
+        expected *= n
+    return True
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

@@ -170,10 +170,10 @@ def broadcast_shape(a: tuple, b: tuple) -> tuple | None:
 def broadcast_pair(shape_a: Sequence[int], shape_b: Sequence[int]) -> tuple[int, ...]:
     """The broadcast of two shapes (the piece :func:`broadcast_shape`), or torch's RuntimeError
     naming the dim that does not match."""
-    out = pieces.broadcast_shape(tuple(shape_a), tuple(shape_b))
+    out = pieces.broadcast_shape(shape_a, shape_b)
     if out is None:
         broadcast_error(shape_a, shape_b)
-    return tuple(out)
+    return out if type(out) is tuple else tuple(out)
 
 
 def broadcast_error(shape_a: Sequence[int], shape_b: Sequence[int]) -> NoReturn:

@@ -510,13 +510,18 @@ def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 
 
 # ============================================================================ gather / scatter
+def _positions_key(idx: Any, dim: int, xp: Any) -> tuple:
+    """The key of :func:`gather_index` as arrays: ``idx`` at ``dim``, ``arange`` elsewhere."""
+    nd = idx.ndim
+    return tuple(idx if d == dim else xp.arange(n).reshape((1,) * d + (n,) + (1,) * (nd - 1 - d))
+                 for d, n in enumerate(idx.shape))
+
+
 def _gather_index_fast(index: Tensor, dim: int) -> tuple:
     """:func:`gather_index` with the positions made by the array library directly (a tensor op
     per dim costs more than the gather itself on small tensors)."""
-    idx, dev = index._data, index._device
-    xp, nd = xp_for(dev), idx.ndim
-    return tuple(index if d == dim else wrap(xp.arange(n).reshape((n,) + (1,) * (nd - 1 - d)), dev)
-                 for d, n in enumerate(idx.shape))
+    key = _positions_key(index._data, dim, xp_for(index._device))
+    return tuple(index if d == dim else wrap(k, index._device) for d, k in enumerate(key))
 
 
 @piece("01.5", fast=_gather_index_fast)
@@ -543,6 +548,8 @@ def gather_index(index: "Tensor", dim: int) -> tuple:
 def _along_key(idx: Any, dim: int, dev: Any) -> tuple:
     """The NumPy/CuPy key that reads ``arr[i][idx[i][j]]`` (for dim=1): the piece
     :func:`gather_index`, its tensors turned into arrays on ``dev``."""
+    if pieces.gather_index is _gather_index_fast:  # the library's own: no tensors in between
+        return _positions_key(idx, dim, xp_for(dev))
     key = pieces.gather_index(wrap(idx, dev), dim)
     return tuple(array_on(k, dev) if isinstance(k, Tensor) else k for k in key)
 

@@ -762,13 +762,15 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
 
 
 # ============================================================================ unique and counting
+def _unique_arrays(arr: Any, xp: Any) -> tuple:
+    vals, inverse, counts = xp.unique(arr, return_inverse=True, return_counts=True,
+                                      equal_nan=False)
+    return vals, inverse.astype(np.int64, copy=False), counts.astype(np.int64, copy=False)
+
+
 def _unique_sorted_fast(x: Tensor) -> tuple:
     """:func:`unique_sorted` by the array library's ``unique`` (the same sort, in one call)."""
-    vals, inverse, counts = xp_for(x._device).unique(x._data, return_inverse=True,
-                                                     return_counts=True, equal_nan=False)
-    dev = x._device
-    return (wrap(vals, dev), wrap(inverse.astype(np.int64, copy=False), dev),
-            wrap(counts.astype(np.int64, copy=False), dev))
+    return tuple(wrap(a, x._device) for a in _unique_arrays(x._data, xp_for(x._device)))
 
 
 @piece("01.8", fast=_unique_sorted_fast)
@@ -801,7 +803,9 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # 
     arr = input._data
     if dim is None:
         flat = arr.reshape(-1)
-        if flat.size:
+        if flat.size and pieces.unique_sorted is _unique_sorted_fast:
+            vals, inverse, counts = _unique_arrays(flat, xp)  # the library's own, on arrays
+        elif flat.size:
             vals, inverse, counts = (t._data for t in
                                      pieces.unique_sorted(wrap(flat, input._device)))
         else:

@@ -172,15 +172,17 @@ def _compute_stride(old_shape: tuple, old_stride: tuple, new_shape: tuple) -> tu
     if 0 in old_shape:
         return tuple(old_stride) if tuple(old_shape) == tuple(new_shape) else \
             contiguous_strides(new_shape)
-    out = pieces.view_strides(tuple(old_shape), tuple(old_stride), tuple(new_shape))
-    return None if out is None else tuple(out)
+    out = pieces.view_strides(old_shape, old_stride, new_shape)
+    return out if out is None or type(out) is tuple else tuple(out)
 
 
 def _reshaped_view(input: Tensor, new: tuple) -> Any:
     """``input``'s memory seen with shape ``new`` (torch's strides), or None if that needs a copy."""
     arr = input._data
-    if arr.flags.c_contiguous and arr.size and (not arr.ndim or arr.strides[-1] == arr.itemsize):
+    if arr.flags.c_contiguous and arr.size and (not arr.ndim or arr.strides[-1] == arr.itemsize) \
+            and (1 not in arr.shape or arr.strides == _byte_strides(arr.shape, arr.itemsize)):
         return arr.reshape(new)  # one contiguous block: torch's strides are the standard ones
+    # (NumPy's flag ignores the strides of size-1 dims; torch keeps them, so odd ones go the long way)
     stride = _compute_stride(arr.shape, input.stride(), new)
     return None if stride is None else _as_shape(input, new, stride)
 
