@@ -56,8 +56,10 @@ checks: $(STAMP) ## only the fast sync checks (bilingual, teaches, exercises, co
 	$(BOOKKIT) exercises --check
 	$(BOOKKIT) colab --check
 
-test: checks ## all checks, then the whole test suite (pytest -n JOBS)
+test: checks ## all checks, the whole test suite, then the library's tests on the solutions' pieces
 	$(PY) -m pytest -n $(JOBS)
+	@echo "== the library's tests again, every reference solution plugged in as a student's piece =="
+	MYTORCH_MINE=solutions MYTORCH_MINE_QUIET=1 $(PY) -m pytest -n $(JOBS) -m library -q -p no:cacheprovider
 
 book: $(STAMP) ## execute every chapter into build/ (ipynb + html, bilingual/zh/en)
 	$(BOOKKIT) book

@@ -4,12 +4,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import cases_autograd, cases_nn, cases_nn_loss, cases_nn_norm, cases_tensor
+from . import cases_autograd, cases_nn, cases_nn_loss, cases_nn_norm, cases_optim, cases_tensor
 from .runner import format_table, run
 
 SUITES = {"tensor": cases_tensor.CASES, "nn_loss": cases_nn_loss.CASES,
           "nn_norm": cases_nn_norm.CASES, "nn": cases_nn.CASES,
-          "autograd": cases_autograd.CASES}
+          "autograd": cases_autograd.CASES, "optim": cases_optim.CASES}
 
 
 def main(argv: list[str] | None = None) -> int:

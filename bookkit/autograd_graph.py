@@ -13,7 +13,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from .figures import use_cjk_font
 
-__all__ = ["draw_graph", "graph_layers"]
+__all__ = ["draw_graph", "graph_layers", "draw_scalar_graph"]
 
 _COLORS = {"op": "#cfe2ff", "leaf": "#d1e7dd", "root": "#fff3cd"}
 
@@ -101,5 +101,57 @@ def draw_graph(tensor: Any, names: dict[str, Any] | None = None, title: str | No
     ax.set_ylim(min(ys) - 0.7, max(ys) + 0.7)
     ax.axis("off")
     ax.set_title(title or "计算图：梯度沿箭头向下流\nthe graph: gradients flow down the arrows")
+    fig.tight_layout()
+    return fig
+
+
+def draw_scalar_graph(root: Any, title: str | None = None) -> Any:
+    """Draw a graph of scalar values (chapter 02's small engine): each box shows the operation
+    that made the value, its ``data`` and its ``grad``; arrows go from a value to its inputs.
+
+    Works on any objects with ``data``, ``grad``, ``op`` (a short string, "" for inputs),
+    ``label`` (optional) and ``parents`` (a tuple of such objects).
+    """
+    use_cjk_font()
+    depth, order, stack = {id(root): 0}, [root], [root]
+    while stack:  # longest distance from the root, without recursion (a DAG: settle repeatedly)
+        v = stack.pop()
+        for p in v.parents:
+            d = depth[id(v)] + 1
+            if depth.get(id(p), -1) < d:
+                if id(p) not in depth:
+                    order.append(p)
+                depth[id(p)] = d
+                stack.append(p)
+    layers: list[list[Any]] = [[] for _ in range(max(depth.values()) + 1)]
+    for v in order:
+        layers[depth[id(v)]].append(v)
+    width = max(len(layer) for layer in layers)
+    fig, ax = plt.subplots(figsize=(max(4.0, 2.4 * width), 1.45 * len(layers) + 1.2))
+    pos = {}
+    for row, layer in enumerate(layers):
+        for col, v in enumerate(layer):
+            pos[id(v)] = ((col + 0.5) * width / len(layer) * 2.4, -row * 1.45)
+    for v in order:
+        x, y = pos[id(v)]
+        for p in v.parents:
+            x2, y2 = pos[id(p)]
+            ax.add_patch(FancyArrowPatch((x, y - 0.38), (x2, y2 + 0.38), arrowstyle="-|>",
+                                         mutation_scale=12, color="#555555"))
+    for v in order:
+        x, y = pos[id(v)]
+        kind = "root" if v is root else ("leaf" if not v.parents else "op")
+        name = getattr(v, "label", "") or ""
+        head = f"{name} = {v.op}" if name and v.op else (name or v.op or "·")
+        ax.add_patch(FancyBboxPatch((x - 1.0, y - 0.38), 2.0, 0.76, boxstyle="round,pad=0.05",
+                                    facecolor=_COLORS[kind], edgecolor="black"))
+        ax.text(x, y, f"{head}\ndata {v.data:.4g}\ngrad {v.grad:.4g}", ha="center",
+                va="center", fontsize=8)
+    xs = [p[0] for p in pos.values()]
+    ys = [p[1] for p in pos.values()]
+    ax.set_xlim(min(xs) - 1.3, max(xs) + 1.3)
+    ax.set_ylim(min(ys) - 0.7, max(ys) + 0.7)
+    ax.axis("off")
+    ax.set_title(title or "数值向上算，梯度向下传\nvalues flow up, gradients flow down")
     fig.tight_layout()
     return fig

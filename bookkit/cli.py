@@ -236,7 +236,8 @@ def _utf8_name(name: str) -> bool:
 def cmd_mine(project: Project, args: argparse.Namespace) -> int:
     from bookkit.mine import run
 
-    return run(project, args.source, args.jobs, args.tests, not args.no_chapters)
+    tests = list(args.tests) + (["-k", args.keyword] if args.keyword else [])
+    return run(project, args.source, args.jobs, tests, not args.no_chapters)
 
 
 def cmd_lab(project: Project, args: argparse.Namespace) -> int:
@@ -337,7 +338,8 @@ def make_parser() -> argparse.ArgumentParser:
                    help="folder (or notebook) with your pieces (default: exercises/)")
     p.add_argument("--jobs", type=_positive, default=2, help="pytest workers (default 2)")
     p.add_argument("--no-chapters", action="store_true", help="only the tests, not the chapters")
-    p.add_argument("tests", nargs="*", help="test files or -k style node ids (default: all)")
+    p.add_argument("-k", dest="keyword", default=None, help="only tests matching this expression")
+    p.add_argument("tests", nargs="*", help="test files or node ids (default: all)")
     p.set_defaults(func=cmd_mine)
 
     p = sub.add_parser("bench-grade", help="time grade-class on generated submissions")

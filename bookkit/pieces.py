@@ -102,6 +102,8 @@ def _cells(lines: list[str]) -> list[tuple[int, int, int, dict]]:
                 key, _, value = lines[i][1:].partition(":")
                 meta[key.strip()] = value.strip()
                 i += 1
+            if meta and i < len(lines) and not lines[i].strip():
+                i += 1  # the blank line jupytext writes after `:key: value` options
         start = i
         while i < len(lines) and lines[i].rstrip() != fence:
             i += 1

@@ -22,7 +22,7 @@ from ._dtype import (bool, cdouble, cfloat, complex64, complex128, double, dtype
                      float, float16, float32, float64, get_default_dtype, half, iinfo, int,
                      int8, int16, int32, int64, long, promote_types, result_type, can_cast,
                      set_default_dtype, short, uint8, uint16, uint32, uint64)
-from ._device import device
+from ._device import device, get_default_device, set_default_device  # noqa: F401
 from ._layout import channels_last, contiguous_format, layout, memory_format, preserve_format, strided
 from ._tensor import Size, Tensor, is_tensor
 from ._creation import *  # noqa: F401,F403
@@ -41,6 +41,9 @@ from ._printing import set_printoptions  # noqa: F401  (torch: _tensor_str.get_p
 from . import _tensor_str  # noqa: F401
 from . import autograd, cuda, distributions, linalg, return_types, special, utils  # noqa: F401
 from . import nn  # noqa: F401
+from . import accelerator, optim, serialization  # noqa: F401,E402
+from .serialization import load, save  # noqa: F401,E402
+from .linalg import _torch_svd as svd, pinverse  # noqa: F401,E402
 from .nn._functional.activation import log_softmax_ as log_softmax, softmax_ as softmax  # noqa: F401
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa: F401
                        no_grad, set_grad_enabled)

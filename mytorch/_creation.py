@@ -169,7 +169,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
     dt = None if dtype is None else D.to_dtype(dtype)
     arr = _from_data(data, dt)
     dev = as_device(device) if device is not None else (
-        data.device if isinstance(data, Tensor) else CPU)
+        data.device if isinstance(data, Tensor) else as_device(None))
     return _place(arr, dev, requires_grad)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["device"]
+__all__ = ["device", "set_default_device", "get_default_device"]
 
 
 class device:
@@ -78,10 +78,28 @@ class device:
 CPU = device("cpu")
 
 
+# set_default_device: where factory functions (zeros, tensor, randn, layers' weights) put new
+# tensors when no device= is given. None means the CPU.
+_DEFAULT_DEVICE: list = [None]
+
+
+def set_default_device(device: Any) -> None:
+    """Make factory functions create tensors on ``device`` (``None`` goes back to the CPU)."""
+    _DEFAULT_DEVICE[0] = None if device is None else as_device(device)
+
+
+def get_default_device() -> device:
+    """Where factory functions create tensors when no ``device=`` is given."""
+    return _DEFAULT_DEVICE[0] or CPU
+
+
 def as_device(d: Any) -> device:
-    """Accept a device, a string or an int; return a concrete device (cuda gets an index)."""
+    """Accept a device, a string or an int; return a concrete device (cuda gets an index).
+
+    ``None`` is the default device (the CPU unless ``set_default_device`` changed it).
+    """
     if d is None:
-        return CPU
+        return _DEFAULT_DEVICE[0] or CPU
     if not isinstance(d, device):
         d = device(d)
     if d.type == "meta":

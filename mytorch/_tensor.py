@@ -159,6 +159,10 @@ class Tensor:
     def device(self) -> device:
         return self._device
 
+    def get_device(self) -> int:
+        """The CUDA device index of this tensor, or -1 on the CPU."""
+        return -1 if self._device.type == "cpu" else (self._device.index or 0)
+
     @property
     def is_cuda(self) -> bool:
         return self._device.type == "cuda"

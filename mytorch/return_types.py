@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "aminmax",
-           "cummax", "cummin"]
+           "cummax", "cummin", "linalg_svd", "svd"]
 
 
 class _ReturnType(tuple):
@@ -62,3 +62,5 @@ mode = _make("mode", ("values", "indices"))
 cummax = _make("cummax", ("values", "indices"))
 cummin = _make("cummin", ("values", "indices"))
 aminmax = _make("aminmax", ("min", "max"))
+linalg_svd = _make("linalg_svd", ("U", "S", "Vh"))
+svd = _make("svd", ("U", "S", "V"))

@@ -931,7 +931,7 @@ def test_a_graph_is_freed_by_reference_counting_alone(graph):
         refs = [weakref.ref(n) for n in nodes if not isinstance(n, mytorch.autograd.graph
                                                                  .AccumulateGrad)]
         saved = [weakref.ref(t._data) for n in nodes for t, _ in n._saved
-                 if t._data is not x._data]
+                 if getattr(t, "_data", None) is not None and t._data is not x._data]
         del y, nodes, node, stack
         assert all(r() is None for r in refs), [r() for r in refs if r() is not None]
         assert all(r() is None for r in saved)
@@ -1189,26 +1189,63 @@ def test_reentrant_checkpoint_refuses_grad_and_backward_inputs(how):
                     r"\.grad\(\) or passing an `inputs` parameter to \.backward\(\)")
 
 
-def test_non_reentrant_checkpoint_drops_the_region_and_recomputes_it():
-    calls = []
+def test_non_reentrant_checkpoint_keeps_the_graph_drops_saved_tensors_recomputes_on_use():
+    """As torch: the region's normal graph stays (SinBackward0, MulBackward0), but nothing it
+    saved for backward is kept; the first node that needs a saved tensor recomputes them all."""
+    calls, inner = [], []
 
-    def block(a):
-        calls.append(1)
-        return a.exp().sin(), a * 2
+    def block(lib):
+        def f(a):
+            calls.append(1)
+            e = a.exp()
+            if lib is mytorch:
+                inner.append(weakref.ref(e._data))
+            return e.sin(), a * 2
+        return f
 
-    x = mytorch.ones(3, requires_grad=True)
-    gc.disable()
-    try:
-        y, z = mytorch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
-        assert y.grad_fn is z.grad_fn and z._output_nr == 1 and len(calls) == 1
-        # the graph recorded inside the region is gone: y's node leads straight to x
-        assert [n.name() for n, _ in y.grad_fn.next_functions] == \
-            ["torch::autograd::AccumulateGrad"]
-    finally:
-        gc.enable()
+    names = {}
+    for lib in (torch, mytorch):
+        x = leaf(lib, [1.0, 1.0, 1.0])
+        y, z = lib.utils.checkpoint.checkpoint(block(lib), x, use_reentrant=False)
+        names[lib.__name__] = (type(y.grad_fn).__name__ if lib is torch else y.grad_fn.name(),
+                               [type(n).__name__ if lib is torch else n.name()
+                                for n, _ in y.grad_fn.next_functions])
+    assert names["torch"] == names["mytorch"] == ("SinBackward0", ["ExpBackward0"])
+    calls.clear()
+    x = mytorch.ones(3, dtype=mytorch.float64, requires_grad=True)
+    y, z = mytorch.utils.checkpoint.checkpoint(block(mytorch), x, use_reentrant=False)
+    assert len(calls) == 1 and z.grad_fn.name() == "MulBackward0"
+    gc.collect()
+    assert inner[-1]() is None, "the region's saved activation should be freed after forward"
+    z.sum().backward(retain_graph=True)  # MulBackward0 saved nothing it needs: no recompute
+    assert len(calls) == 1
     (y.sum() + z.sum()).backward()
-    assert len(calls) == 2
-    np.testing.assert_allclose(as_numpy(x.grad), np.cos(np.e) * np.e + 2, rtol=1e-6)
+    assert len(calls) == 2  # once, at the first node needing a saved tensor
+    np.testing.assert_allclose(as_numpy(x.grad), np.cos(np.e) * np.e + 4, rtol=1e-6)
+
+
+def test_saved_tensors_hooks_see_every_saved_tensor_and_decide_what_backward_uses():
+    def fn(lib):
+        packed = []
+        x = leaf(lib, [1.0, 2.0, 3.0])
+        a = x * 2
+        with lib.autograd.graph.saved_tensors_hooks(
+                lambda t: (packed.append(tuple(t.shape)), t.clone())[1], lambda t: t):
+            y = (a * a).exp()
+        a.add_(1)  # no error: backward uses what pack returned (the values before the change)
+        y.sum().backward()
+        return x.grad, len(packed)
+    same(fn)
+
+
+def test_save_on_cpu_gives_the_same_gradients():
+    def fn(lib):
+        x = leaf(lib, [0.5, 1.0, 2.0])
+        with lib.autograd.graph.save_on_cpu():
+            y = (x.exp() * x).sin()
+        y.sum().backward()
+        return x.grad
+    same(fn)
 
 
 def test_checkpoint_passes_keyword_arguments_without_reentrant_only():

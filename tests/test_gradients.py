@@ -374,7 +374,16 @@ CASES: dict[str, list[G]] = {
     "LinalgSvdBackward0": [G(lambda t, a: t.linalg.matrix_norm(a, ord=2), [R(3, 3)]),
                            G(lambda t, a: t.linalg.matrix_norm(a, ord="nuc"), [R(4, 3)]),
                            G(lambda t, a: t.linalg.matrix_norm(a, ord=-2), [R(2, 3, 5)]),
-                           G(second(lambda t, x: t.linalg.matrix_norm(x, ord=2)), [R(3, 4)])],
+                           G(second(lambda t, x: t.linalg.matrix_norm(x, ord=2)), [R(3, 4)]),
+                           # U Vh and S: free of the singular vectors' arbitrary signs
+                           G(lambda t, a: (lambda r: (r.U @ r.Vh, r.S))(
+                               t.linalg.svd(a, full_matrices=False)), [R(4, 3)]),
+                           G(lambda t, a: (lambda r: r.U @ r.Vh[:2])(t.linalg.svd(a)),
+                             [R(2, 5)]),
+                           G(lambda t, a: t.linalg.svdvals(a), [R(2, 3, 3)])],
+    "LinalgPinvBackward0": [G(lambda t, a: t.linalg.pinv(a), [R(3, 4)]),
+                            G(lambda t, a: t.pinverse(a), [R(4, 2)]),
+                            G(second(lambda t, x: t.linalg.pinv(x)), [R(3, 3)])],
     # ------------------------------------------------------------------ random sampling
     "BernoulliBackward0": [G(lambda t, p: t.bernoulli(p), [U(4)], "random", (0,))],
     "BernoulliBackward1": [G(lambda t, a: (a * 1).bernoulli_(0.5), [R(4)], "random", (0,))],
@@ -444,8 +453,6 @@ CASES: dict[str, list[G]] = {
     "Im2ColBackward0": [G(lambda t, a: nnf(t).unfold(a, 2), [R(1, 2, 3, 3)])],
     "Col2ImBackward0": [G(lambda t, a: nnf(t).fold(a, (3, 3), 2), [R(1, 8, 4)])],
     "BackwardHookFunctionBackward": [G(lambda t, a: _module_with_backward_hook(t)(a), [R(3)])],
-    "CheckpointBackward": [G(lambda t, a, w: t.utils.checkpoint.checkpoint(
-        lambda x: (x * w).sin() * x, a, use_reentrant=False), [R(3), R(3, seed=1)])],
 }
 
 

@@ -84,13 +84,11 @@ def is_checkpoint_valid() -> bool:
 
 def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_graph: bool,
                  create_graph: bool, inputs: Sequence["Tensor"] | None = None,
-                 allow_unused: bool = False, edges: Sequence[tuple] | None = None) -> tuple | None:
+                 allow_unused: bool = False) -> tuple | None:
     """Back-propagate ``grads`` from ``roots``.
 
     With ``inputs`` given (``autograd.grad``), gradients are returned for those tensors instead of
     being accumulated into ``.grad``, and only the part of the graph that leads to them runs.
-    ``edges`` (``(node, output_nr)`` pairs, for checkpointing) works like ``inputs`` but the pass
-    also stops at those nodes: whatever lies behind them is left to an outer backward pass.
     """
     capture: dict[tuple, list[int]] = {}   # (node, output_nr) -> indices into the results
     if inputs is not None:
@@ -98,11 +96,8 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
             if not t._requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             capture.setdefault(edge(t), []).append(i)
-    if edges is not None:
-        for i, e in enumerate(edges):
-            capture.setdefault(e, []).append(i)
-    only_inputs = inputs is not None or edges is not None
-    n_results = len(edges) if edges is not None else len(inputs or ())
+    only_inputs = inputs is not None
+    n_results = len(inputs or ())
     buffers: dict[Node, list] = {}
     for t, g in zip(roots, grads):
         node, nr = edge(t)
@@ -112,7 +107,7 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
     results: list = [None] * n_results
     run_node = _node_runner(retain_graph, create_graph, only_inputs)
     if only_inputs:
-        run_node = _capturing(run_node, capture, results, order, stop=edges is not None)
+        run_node = _capturing(run_node, capture, results, order)
 
     _TASKS.append(only_inputs)
     prev_mode = STATE.enabled
@@ -125,7 +120,7 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
 
     if not only_inputs:
         return None
-    if not (allow_unused or edges is not None):
+    if not allow_unused:
         for i, r in enumerate(results):
             if r is None:
                 raise RuntimeError(
@@ -158,18 +153,16 @@ def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool) -> C
     return run_node
 
 
-def _capturing(run_node: Callable, capture: dict, results: list, order: list,
-               stop: bool) -> Callable:
-    """For ``autograd.grad``: keep the gradients of the chosen inputs, run only the nodes that
-    lead to them, and (checkpointing, ``stop``) do not go past them."""
+def _capturing(run_node: Callable, capture: dict, results: list, order: list) -> Callable:
+    """For ``autograd.grad``: keep the gradients of the chosen inputs, and run only the nodes
+    that lead to them."""
     needed = _needed_nodes(order, {n for n, _ in capture})
 
     def run(node: Node, outs: list) -> Sequence:
         for nr in range(node.num_outputs):
             for i in capture.get((node, nr), ()):
                 results[i] = outs[nr]
-        if (stop and any((node, nr) in capture for nr in range(node.num_outputs))) \
-                or (node not in needed and node.__class__ is not AccumulateGrad):
+        if node not in needed and node.__class__ is not AccumulateGrad:
             return (None,) * len(node.next_functions)  # nothing we want lies behind it
         return run_node(node, outs)
 

@@ -62,8 +62,11 @@ class BackwardCFunction(Node, FunctionCtx):
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward`` (an error once freed or modified)."""
         self._check_saved()
-        return tuple(t() if t.__class__ is SavedOutput else t
-                     for t in self.__dict__.get("_saved_order", ()))
+        order = self.__dict__.get("_saved_order", ())
+        if self._packed is not None:  # saved-tensor hooks: what the unpack hook gives back
+            unpacked = iter([e.unpack(e.packed) for e in self._packed])
+            return tuple(None if t is None else next(unpacked) for t in order)
+        return tuple(t() if t.__class__ is SavedOutput else t for t in order)
 
     def _release(self) -> None:
         had_saved = bool(self._saved)

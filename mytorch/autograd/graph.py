@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .._tensor import Tensor
 
 __all__ = ["Node", "SavedOutput", "record", "record_outputs", "needs_grad", "sum_to", "unbroadcast",
+           "saved_tensors_hooks", "save_on_cpu",
            "mask_grad", "depends_on", "rebase_history"]
 
 BackwardFn = Callable[["Tensor"], Sequence["Tensor | None"]]
@@ -60,13 +61,14 @@ class Node:
 
     __slots__ = ("_name", "next_functions", "_backward", "_saved", "_released", "_pre_hooks",
                  "_tensor_hooks", "_retained", "_trace", "_metadata", "__weakref__", "_hooks",
-                 "num_outputs", "_seq")
+                 "num_outputs", "_seq", "_packed")
 
     def __init__(self, name: str, next_functions: tuple, backward: BackwardFn | None,
                  saved: tuple = (), num_outputs: int = 1) -> None:
         self._name = name
         self.next_functions = next_functions
         self._backward = backward
+        self._packed: list | None = None  # what saved-tensor hooks made of the saved tensors
         # (tensor, its version now): backward refuses to run if the version has moved on
         self._saved = _save(self, saved) if saved else ()
         self._released = False
@@ -133,9 +135,14 @@ class Node:
         self._retained[nr] = weakref.ref(t)
 
     def _check_saved(self) -> None:
-        """Refuse to run a freed node, or one whose saved tensors were modified in place."""
+        """Refuse to run a freed node, or one whose saved tensors were modified in place; with
+        saved-tensor hooks, get the saved tensors back from the unpack hook instead (as torch,
+        no version check then: the hook decides what backward sees)."""
         if self._released:
             raise RuntimeError(FREED_GRAPH)
+        if self._packed is not None:
+            _unpack_all(self._packed)
+            return
         for t, version in self._saved:
             if t._vc.value != version:
                 raise RuntimeError(_modified_message(self, t, version))
@@ -148,6 +155,7 @@ class Node:
         if self._saved:
             self._backward = None
             self._saved = ()
+            self._packed = None
             self._released = True
 
 
@@ -195,13 +203,136 @@ class SavedOutput:
 
 
 def _save(node: Node, saved: Sequence[Any]) -> tuple:
-    """``(tensor, version)`` of each saved tensor; a saved output learns its node (weakly)."""
+    """``(tensor, version)`` of each saved tensor; a saved output learns its node (weakly).
+
+    Inside :class:`saved_tensors_hooks`, each saved tensor also goes through the pack hook.
+    """
     out = []
     for t in saved:
         if t.__class__ is SavedOutput:
             t._node = weakref.ref(node)
         out.append((t, t._vc.value))
+    if _SAVED_HOOKS:  # the hooks keep what they want; the node keeps no saved tensor itself
+        node._packed = _pack_all(node, [t for t, _ in out])
+        return tuple((_DROPPED, v) for _, v in out)
     return tuple(out)
+
+
+# ----------------------------------------------------------------------------- saved-tensor hooks
+_SAVED_HOOKS: list[tuple[Callable, Callable]] = []  # innermost last
+
+
+class saved_tensors_hooks:
+    """Inside this block, every tensor a recorded op saves for backward is handed to
+    ``pack_hook(tensor)``, and backward works on ``unpack_hook(what pack returned)`` instead.
+
+    What the hooks return decides what stays in memory between forward and backward: a copy on
+    the CPU (``save_on_cpu``), nothing at all until backward asks (checkpointing), or the tensor
+    itself. mytorch's backward formulas are closures that capture the tensors they need; a packed
+    tensor is taken out of those closures (so, if nothing else holds it, its memory is freed) and
+    put back, unpacked, just before the node runs.
+    """
+
+    def __init__(self, pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]) -> None:
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self) -> "saved_tensors_hooks":
+        _SAVED_HOOKS.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _SAVED_HOOKS.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Keep saved tensors in (CPU) host memory between forward and backward, as torch's does."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack(t: Any) -> tuple:
+            return t.device, t.detach().to("cpu", copy=True)
+
+        def unpack(packed: tuple) -> Any:
+            device, t = packed
+            return t.to(device)
+
+        super().__init__(pack, unpack)
+
+
+class _Dropped:
+    """What a backward closure holds in place of a packed tensor until it is unpacked."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<saved tensor, packed by a saved_tensors_hooks pack hook>"
+
+
+_DROPPED = _Dropped()
+
+
+class _PackedEntry:
+    __slots__ = ("item", "packed", "unpack", "cells", "meta")
+
+    def __init__(self, item: Any, packed: Any, unpack: Callable, cells: list) -> None:
+        # a saved output is kept (its array is not); a saved tensor is not: the hook has it
+        self.item = item if item.__class__ is SavedOutput else None
+        self.packed, self.unpack, self.cells = packed, unpack, cells
+        # what a closure may ask of the tensor besides its values: does it require grad, and
+        # (for create_graph) where its gradient flows
+        leaf = cells and item._requires_grad and item.grad_fn is None
+        self.meta = (item._requires_grad, item.grad_fn, item._output_nr,
+                     accumulate_node(item) if leaf else None) if cells else None
+
+
+def _pack_all(node: Node, items: list) -> list:
+    pack, unpack = _SAVED_HOOKS[-1]
+    entries = []
+    for item in items:
+        if item.__class__ is SavedOutput:
+            packed = pack(item())
+            item._data = None  # the array lives on only in what the pack hook returned
+            cells: list = []
+        else:
+            packed = pack(item)
+            cells = _cells_holding(node._backward, item) if packed is not item else []
+            for c in cells:
+                c.cell_contents = _DROPPED
+        entries.append(_PackedEntry(item, packed, unpack, cells))
+    return entries
+
+
+def _unpack_all(entries: list) -> None:
+    from .._tensor import wrap
+
+    for e in entries:
+        t = e.unpack(e.packed)
+        if e.item is not None:
+            e.item._data = t._data
+        if not e.cells:
+            continue
+        requires_grad, grad_fn, nr, acc = e.meta
+        if (t._requires_grad, t.grad_fn) != (requires_grad, grad_fn) or acc is not None:
+            t, vc = wrap(t._data, t._device), t._vc  # the values unpacked, the graph position saved
+            t._vc, t._requires_grad, t.grad_fn, t._output_nr = vc, requires_grad, grad_fn, nr
+            if acc is not None:  # a leaf: gradients of the alias reach the leaf's own .grad
+                t._acc_node = weakref.ref(acc)
+        for c in e.cells:
+            c.cell_contents = t
+
+
+def _cells_holding(fn: Any, item: Any, depth: int = 3) -> list:
+    """The closure cells of ``fn`` (and of functions it closes over) that hold ``item``."""
+    out: list = []
+    for c in getattr(fn, "__closure__", None) or ():
+        try:
+            value = c.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if value is item:
+            out.append(c)
+        elif depth and callable(value) and getattr(value, "__closure__", None):
+            out += [x for x in _cells_holding(value, item, depth - 1) if x not in out]
+    return out
 
 
 def adopt_outputs(node: Node, old: "Tensor", new: "Tensor") -> None:

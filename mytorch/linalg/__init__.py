@@ -19,11 +19,12 @@ from .._ops.linalg import cross as _cross
 from .._ops.linalg import det as _det
 from .._ops.linalg import slogdet as _slogdet
 from .._ops.pointwise import _to_out
-from .._tensor import Tensor, wrap
+from .. import return_types as _return_types
+from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.graph import SavedOutput, needs_grad, record, record_outputs, sum_to
 
 __all__ = ["LinAlgError", "inv", "det", "slogdet", "solve", "cholesky", "cross", "matmul",
-           "norm", "vector_norm", "matrix_norm"]
+           "norm", "vector_norm", "matrix_norm", "svd", "svdvals", "pinv"]
 
 
 def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -186,6 +187,150 @@ def _svd_backward(gU: Any, gS: Any, gVh: Any, U: Tensor, S: Tensor, Vh: Tensor) 
     if gU is not None and m > n:
         gA = gA + (gU - U.matmul(_mT(U).matmul(gU))).div(S.unsqueeze(-2)).matmul(Vh)
     return gA
+
+
+# ------------------------------------------------------------------------ SVD and pseudo-inverse
+def _check_float_matrix(A: Tensor, name: str) -> None:
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{_cap_name(A.dtype)}")
+
+
+def _cap_name(dt: Any) -> str:
+    """torch's ScalarType name (``Float``, ``Long``...), as its error messages print it."""
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool", "float16": "Half", "float32": "Float", "float64": "Double",
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint16": "UInt16",
+            "uint32": "UInt32", "uint64": "UInt64"}.get(dt.name, dt.name)
+
+
+def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None,
+        out: Any = None) -> Any:
+    """``(U, S, Vh)`` with ``A = U diag(S) Vh``: singular values in descending order.
+
+    With ``full_matrices=True`` (the default) ``U`` is ``m×m`` and ``Vh`` ``n×n``; the extra
+    columns span the null spaces and are not unique (the gradient ignores them, as torch's).
+    Singular vectors are unique only up to sign: compare ``U diag(S) Vh``, not ``U`` itself.
+    """
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
+                           "CUDA inputs with cuSOLVER backend.")
+    _check_float_matrix(A, "linalg.svd")
+    xp, dev = xp_for(A._device), A._device
+    u, s, vh = (wrap(a, dev) for a in xp.linalg.svd(A._data, full_matrices=full_matrices))
+    if needs_grad(A):
+        k = s.shape[-1]
+        saved = (SavedOutput(u, 0), SavedOutput(s, 1), SavedOutput(vh, 2))
+
+        def backward(grads: list) -> tuple:
+            gU, gS, gVh = grads
+            U, S, Vh = (t() for t in saved)
+            if full_matrices:   # only the first k singular vectors are determined by A
+                U, Vh = U[..., :k], Vh[..., :k, :]
+                gU = None if gU is None else gU[..., :k]
+                gVh = None if gVh is None else gVh[..., :k, :]
+            return (_svd_backward(gU, gS, gVh, U, S, Vh),)
+
+        record_outputs("LinalgSvdBackward0", (u, s, vh), (A,), backward, saved)
+    return _return_types.linalg_svd(u, s, vh)
+
+
+def svdvals(A: Tensor, *, driver: str | None = None, out: Tensor | None = None) -> Tensor:
+    """The singular values of ``A`` (or of each matrix of a batch), largest first."""
+    _check_float_matrix(A, "linalg.svd")
+    if needs_grad(A):
+        return _to_out(_svd(A)[1], out)
+    s = xp_for(A._device).linalg.svd(A._data, compute_uv=False)
+    return _to_out(wrap(s, A._device), out)
+
+
+def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False,
+         out: Tensor | None = None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse: ``V diag(1/σ) Uᴴ`` over the singular values σ above
+    ``max(atol, rtol · σ_max)`` (smaller ones count as zero).
+
+    ``rtol`` defaults to ``eps · max(m, n)`` (0 when only ``atol > 0`` is given). With
+    ``hermitian=True`` an eigendecomposition is used instead of the SVD.
+    """
+    if A.ndim < 2 or not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError(f"linalg.pinv({_cap_name(A.dtype)}{{{list(A.shape)}}}): expected a "
+                           "tensor with 2 or more dimensions of float, double, cfloat or cdouble "
+                           "types")
+    xp, a = xp_for(A._device), A._data
+    real = np.finfo(a.dtype).dtype
+    default_rtol = np.finfo(real).eps * max(a.shape[-1], a.shape[-2])
+    atol_a = 0.0 if atol is None else _tol_array(atol, xp)
+    if rtol is None:
+        rtol_a = xp.where(xp.asarray(atol_a) > 0, 0.0, default_rtol) if atol is not None \
+            else default_rtol
+    else:
+        rtol_a = _tol_array(rtol, xp)
+    if hermitian:
+        w, u = xp.linalg.eigh(a)
+        w_abs = xp.abs(w)
+        tol = xp.maximum(atol_a, rtol_a * w_abs.max(-1, keepdims=True)) if w.shape[-1] else 0
+        w_inv = xp.where(w_abs > tol, 1 / xp.where(w == 0, 1, w), 0).astype(a.dtype)
+        res = (u * w_inv[..., None, :]) @ xp.conj(xp.swapaxes(u, -1, -2))
+    else:
+        u, s, vh = xp.linalg.svd(a, full_matrices=False)
+        tol = xp.maximum(atol_a, rtol_a * s[..., :1]) if s.shape[-1] else 0
+        s_inv = xp.where(s > tol, 1 / xp.where(s == 0, 1, s), 0).astype(s.dtype)
+        res = (xp.conj(xp.swapaxes(vh, -1, -2)) * s_inv[..., None, :]) @ \
+            xp.conj(xp.swapaxes(u, -1, -2))
+    P = wrap(xp.ascontiguousarray(res.astype(a.dtype, copy=False)), A._device)
+    if needs_grad(A):
+        out_p = SavedOutput(P)
+        record("LinalgPinvBackward0", P, (A,), lambda g: (_pinv_backward(g, out_p(), A),),
+               saved=(A, out_p))
+    return _to_out(P, out)
+
+
+@tensor_method("svd")
+def _torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True, *,
+               out: Any = None) -> Any:
+    """``torch.svd``, the older form: ``(U, S, V)`` with ``V`` (not ``Vh``); ``some=False`` gives
+    square ``U`` and ``V``. Prefer :func:`torch.linalg.svd`."""
+    if not compute_uv:
+        S = svdvals(input)
+        m, n = input.shape[-2], input.shape[-1]
+        batch = tuple(input.shape[:-2])
+        U = wrap(xp_for(input._device).zeros(batch + (m, m), input._data.dtype), input._device)
+        V = wrap(xp_for(input._device).zeros(batch + (n, n), input._data.dtype), input._device)
+        return _return_types.svd(U, S, V)
+    U, S, Vh = svd(input, full_matrices=not some)
+    return _return_types.svd(U, S, _mT(Vh))
+
+
+@tensor_method("pinverse")
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """``torch.pinverse``: :func:`pinv` with ``rcond`` as the relative tolerance."""
+    return pinv(input, atol=0.0, rtol=rcond)
+
+
+def _tol_array(tol: Any, xp: Any) -> Any:
+    """A tolerance (number or tensor, one per matrix of a batch) as an array that broadcasts
+    against the singular values' ``(..., 1)``."""
+    if isinstance(tol, Tensor):
+        return xp.asarray(tol._data)[..., None]
+    return tol
+
+
+def _pinv_backward(g: Tensor, P: Tensor, A: Tensor) -> Tensor:
+    """torch's ``pinv_backward`` (real matrices): the derivative of ``A⁺`` where the rank is
+    constant; written for the smaller of ``m×m`` and ``n×n`` products."""
+    m, n = A.shape[-2], A.shape[-1]
+    Ph, gh = _mT(P), _mT(g)
+    if m <= n:
+        K = gh.matmul(P)
+        KPh = K.matmul(Ph)
+        return (-_mT(P.matmul(K)) + KPh - A.matmul(P).matmul(KPh)
+                + Ph.matmul(P).matmul(gh - K.matmul(A)))
+    K = P.matmul(gh)
+    PhK = Ph.matmul(K)
+    return (-_mT(K.matmul(P)) + (gh - A.matmul(K)).matmul(P).matmul(Ph) + PhK
+            - PhK.matmul(P).matmul(A))
 
 
 def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,

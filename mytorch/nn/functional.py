@@ -62,6 +62,10 @@ from ._functional import loss as _loss  # noqa: E402
 from ._functional.loss import *  # noqa: E402,F401,F403
 
 __all__ += [*_loss.__all__]
+from ._functional import distance as _distance  # noqa: E402
+from ._functional.distance import *  # noqa: E402,F401,F403
+
+__all__ += [*_distance.__all__]
 
 
 def __dir__() -> list[str]:

@@ -7,11 +7,12 @@ restored so that random ops (dropout) draw the same numbers both times. The inpu
 
 Two variants, as in torch:
 
-* ``use_reentrant=False`` (recommended): ``f`` runs with autograd on, so the output's node is
-  connected to everything ``f`` used, the parameters included, even when no input requires grad;
-  then the recorded graph is dropped and one node stands in for it. Its backward recomputes ``f``
-  and runs a backward pass over that region only, which works inside ``autograd.grad``,
-  ``backward(inputs=...)`` and ``create_graph=True``.
+* ``use_reentrant=False`` (recommended): ``f`` runs with autograd on and records its normal graph
+  (the output's ``grad_fn`` is, say, ``ExpBackward0``), but inside ``saved_tensors_hooks`` whose
+  pack hook keeps only a handle of every tensor an op saves for backward. The first node whose
+  backward needs a saved tensor unpacks it: that runs ``f`` again, collecting the tensors saved
+  this time in the same order. So it works inside ``autograd.grad``, ``backward(inputs=...)`` and
+  ``create_graph=True``, like any graph.
 * ``use_reentrant=True``: an ``autograd.Function`` that runs ``f`` under ``no_grad``; its backward
   calls ``backward()`` again (re-entering the engine), which accumulates straight into the
   parameters' ``.grad``. If no input requires grad, the output does not either.
@@ -24,11 +25,11 @@ from typing import Any, Callable
 
 from .._pieces import piece, pieces
 from .._tensor import is_tensor
-from ..autograd.engine import is_checkpoint_valid, run_backward
+from ..autograd.engine import is_checkpoint_valid
 from ..autograd.function import Function
-from ..autograd.grad_mode import STATE, enable_grad
+from ..autograd.grad_mode import enable_grad
+from ..autograd.graph import saved_tensors_hooks
 from ..random import get_rng_state, set_rng_state
-from ..autograd.graph import AccumulateGrad, Node, edge, next_sequence_nr
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError"]
 
@@ -101,142 +102,62 @@ class CheckpointFunction(Function):
 
 
 # ============================================================================ use_reentrant=False
+class _Recompute:
+    """One checkpointed call: the handles its saved tensors were packed into, and (after the first
+    backward that needs one) the tensors recomputed for them, matched by order of saving."""
+
+    def __init__(self, function: Callable, args: tuple, kwargs: dict, rng_state: Any,
+                 context: Any) -> None:
+        self.function, self.args, self.kwargs = function, args, kwargs
+        self.rng_state, self.context = rng_state, context
+        self.count = 0
+        self.tensors: list | None = None
+
+    def pack(self, t: Any) -> int:
+        self.count += 1
+        return self.count - 1  # a handle: nothing of the tensor is kept
+
+    def unpack(self, index: int) -> Any:
+        if self.tensors is None:
+            self.tensors = self._rerun()
+        return self.tensors[index]
+
+    def _rerun(self) -> list:
+        """Run the function again, recording, and keep (in order) every tensor its ops save."""
+        saved: list = []
+
+        def keep(t: Any) -> Any:
+            saved.append(t.detach())
+            return None
+
+        args = [a.detach().requires_grad_(a.requires_grad) if _is_tensor(a) else a
+                for a in self.args]
+        with _rng_restored(self.rng_state), enable_grad(), self.context, \
+                saved_tensors_hooks(keep, lambda _: None):
+            self.function(*args, **self.kwargs)
+        if len(saved) != self.count:
+            raise CheckpointError(
+                "torch.utils.checkpoint: A different number of tensors was saved during the "
+                "original forward and recomputation.\n"
+                f"Number of tensors saved during forward: {self.count}\n"
+                f"Number of tensors saved during recomputation: {len(saved)}")
+        return saved
+
+
 def _checkpoint_without_reentrant(function: Callable, preserve_rng_state: bool,
                                   context_fn: Callable, args: tuple, kwargs: dict) -> Any:
-    """Run ``function`` recording a graph, then replace that graph by one recomputing node."""
+    """Run ``function`` with its normal graph, but pack every tensor its ops save into a handle:
+    nothing is kept, and the first backward that needs a saved tensor recomputes them all."""
     from ..random import get_rng_state
 
-    if not STATE.enabled:  # nothing will be differentiated: a plain call
-        return function(*args, **kwargs)
-    rng_state = get_rng_state() if preserve_rng_state else None
-    start = next_sequence_nr()
     forward_ctx, recompute_ctx = context_fn()
-    with forward_ctx:
-        outputs = function(*_aliases(args), **kwargs)
-    flat, rebuild = _flatten(outputs)
-    internal = [i for i, o in enumerate(flat)
-                if _is_tensor(o) and o.grad_fn is not None and o.grad_fn._seq >= start]
-    if not internal:
-        return outputs
-    edges = _region_edges([flat[i].grad_fn for i in internal], start)
-    meta = [(tuple(flat[i].shape), flat[i].dtype) for i in internal]
-    tensors = tuple(a for a in args if _is_tensor(a))
-
-    def backward(grads: Any) -> tuple:
-        grads = [grads] if len(internal) == 1 else list(grads)
-        return _recompute_backward(function, args, kwargs, rng_state, recompute_ctx, edges, meta,
-                                   grads)
-
-    node = Node("CheckpointBackward", tuple(_outer(e) for e in edges), backward, tensors,
-                num_outputs=len(internal))
-    from .._tensor import wrap
-
-    for nr, i in enumerate(internal):  # fresh tensors: the recorded graph behind flat[i] is dropped
-        o = flat[i]
-        t = wrap(o._data, o._device)
-        t.grad_fn, t._requires_grad = node, True
-        if nr:
-            t._output_nr = nr
-        flat[i] = t
-    return rebuild(flat)
-
-
-def _aliases(args: tuple) -> list:
-    """Each tensor argument that requires grad replaced by an alias behind its own small node.
-
-    That node is where the region ends: the walk over the recorded graph stops there, and so
-    does the backward pass over the recomputation (which is then still differentiable, through
-    the alias, w.r.t. the original input).
-    """
-    from .._tensor import wrap
-
-    out = []
-    for a in args:
-        if _is_tensor(a) and a._requires_grad:
-            alias = wrap(a._data, a._device)
-            alias._vc = a._vc
-            alias.grad_fn = _InputAlias(edge(a))
-            alias._requires_grad = True
-            a = alias
-        out.append(a)
-    return out
-
-
-class _InputAlias(Node):
-    """The node of an input's alias inside a checkpointed region: passes the gradient through."""
-
-    __slots__ = ("source",)
-
-    def __init__(self, source: tuple) -> None:
-        super().__init__("AliasBackward0", (source,), lambda g: (g,))
-        self.source = source  # the input's own edge
-
-
-def _outer(e: tuple) -> tuple:
-    """A region edge as seen from outside: an input alias stands for the input's own edge."""
-    node = e[0]
-    return node.source if isinstance(node, _InputAlias) else e
-
-
-def _region_edges(roots: list, start: int) -> list:
-    """The edges by which the graph recorded since node number ``start`` leaves it (in order)."""
-    seen, edges, found = set(), [], set()
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        for nxt, nr in node.next_functions:
-            if nxt is None:
-                continue
-            if isinstance(nxt, (AccumulateGrad, _InputAlias)) or nxt._seq < start:
-                if (nxt, nr) not in found:
-                    found.add((nxt, nr))
-                    edges.append((nxt, nr))
-            else:
-                stack.append(nxt)
-    return edges
-
-
-def _recompute_backward(function: Callable, args: tuple, kwargs: dict, rng_state: Any,
-                        recompute_ctx: Any, edges: list, meta: list, grads: list) -> tuple:
-    """The checkpoint node's backward: run ``function`` again, back-propagate over it only."""
-    start = next_sequence_nr()
-    with _rng_restored(rng_state), enable_grad(), recompute_ctx:
-        outputs = function(*_aliases(args), **kwargs)
-    flat, _ = _flatten(outputs)
-    outs = [o for o in flat if _is_tensor(o) and o.grad_fn is not None and o.grad_fn._seq >= start]
-    if [(tuple(o.shape), o.dtype) for o in outs] != meta:
-        raise CheckpointError("torch.utils.checkpoint: Recomputed values have different metadata "
-                              "than during the forward pass: the checkpointed function must do "
-                              "the same thing both times.")
-    pairs = [(o, g) for o, g in zip(outs, grads) if g is not None]
-    if not pairs:
-        return (None,) * len(edges)
-    # the recomputation's own ends, matched with the forward's by what they stand for
-    ends = _region_edges([o.grad_fn for o, _ in pairs], start)
-    by_outer = {_outer(e): e for e in ends}
-    inner = [by_outer.get(_outer(e)) for e in edges]
-    targets = [e for e in inner if e is not None]
-    create = STATE.enabled  # create_graph: the gradients' graph runs through the recomputation
-    res = run_backward([o for o, _ in pairs], [g for _, g in pairs], create, create, edges=targets)
-    got = iter(res or ())
-    return tuple(None if e is None else next(got) for e in inner)
+    rng_state = get_rng_state() if preserve_rng_state else None
+    frame = _Recompute(function, args, kwargs, rng_state, recompute_ctx)
+    with forward_ctx, saved_tensors_hooks(frame.pack, frame.unpack):
+        return function(*args, **kwargs)
 
 
 # ============================================================================ shared helpers
-def _flatten(outputs: Any) -> tuple[list, Callable[[list], Any]]:
-    """The outputs as a list, and how to rebuild the original structure from such a list."""
-    if isinstance(outputs, (tuple, list)) and not hasattr(outputs, "_fields"):
-        kind = type(outputs)
-        return list(outputs), lambda items: kind(items)
-    if isinstance(outputs, tuple):  # a named tuple
-        kind = type(outputs)
-        return list(outputs), lambda items: kind(*items)
-    return [outputs], lambda items: items[0]
-
-
 @contextlib.contextmanager
 def _rng_restored(state: Any) -> Any:
     """Run a block with the random-number state of the forward pass, then put the current back."""

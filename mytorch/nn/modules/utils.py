@@ -9,7 +9,10 @@ import collections.abc
 from itertools import repeat
 from typing import Any, Callable
 
-__all__ = ["_ntuple", "_single", "_pair", "_triple", "_quadruple", "_reverse_repeat_tuple"]
+from ..._pieces import piece
+
+__all__ = ["_ntuple", "_single", "_pair", "_triple", "_quadruple", "_reverse_repeat_tuple",
+           "consume_prefix_in_state_dict_if_present"]
 
 
 def _ntuple(n: int, name: str = "parse") -> Callable[[Any], tuple]:
@@ -33,3 +36,21 @@ _quadruple = _ntuple(4, "_quadruple")
 def _reverse_repeat_tuple(t: tuple, n: int) -> tuple:
     """Reverse ``t`` and repeat each element ``n`` times: ``((1, 2), 2) -> (2, 2, 1, 1)`` (padding order)."""
     return tuple(x for x in reversed(t) for _ in range(n))
+
+
+@piece("08.1")
+def consume_prefix_in_state_dict_if_present(state_dict: dict, prefix: str) -> None:
+    """Strip ``prefix`` from the keys that start with it, in place (``_metadata`` too).
+
+    A model wrapped in another module under a name (``DataParallel`` keeps it as ``module``)
+    saves ``module.fc.weight`` where the bare model expects ``fc.weight``; this renames them.
+    """
+    for key in list(state_dict.keys()):
+        if key.startswith(prefix):
+            state_dict[key[len(prefix):]] = state_dict.pop(key)
+    metadata = getattr(state_dict, "_metadata", None)
+    if metadata is not None:
+        for key in list(metadata.keys()):
+            # '' is the wrapper itself; 'module' (the prefix without its dot) the wrapped model
+            if key and (key == prefix.replace(".", "") or key.startswith(prefix)):
+                metadata[key[len(prefix):]] = metadata.pop(key)

@@ -1,0 +1,47 @@
+"""AdamW: Adam with *decoupled* weight decay (Loshchilov & Hutter).
+
+With ``Adam(weight_decay=wd)`` the decay is an L2 term added to the gradient, so it is divided by
+``sqrt(v)`` like the rest: weights with large gradients are hardly decayed at all. AdamW instead
+multiplies every weight by ``1 - lr * wd`` before the Adam update, the same pull towards zero for
+all of them. It is ``Adam(decoupled_weight_decay=True)``, with a default ``weight_decay`` of 1e-2.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .._tensor import Tensor
+from .adam import Adam, adam
+
+__all__ = ["AdamW", "adamw"]
+
+
+class AdamW(Adam):
+    """``AdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False,
+    *, maximize=False, foreach=None, capturable=False, differentiable=False, fused=None)``."""
+
+    def __init__(self, params: Any, lr: float | Tensor = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True
+
+
+def adamw(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
+          exp_avg_sqs: list[Tensor], max_exp_avg_sqs: list[Tensor], state_steps: list[Tensor],
+          foreach: bool | None = None, capturable: bool = False, differentiable: bool = False,
+          fused: bool | None = None, grad_scale: Tensor | None = None,
+          found_inf: Tensor | None = None, has_complex: bool = False, *, amsgrad: bool,
+          beta1: float, beta2: float, lr: float | Tensor, weight_decay: float, eps: float,
+          maximize: bool) -> None:
+    """The functional form of AdamW: :func:`adam` with ``decoupled_weight_decay=True``."""
+    adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
+         decoupled_weight_decay=True, amsgrad=amsgrad, beta1=beta1, beta2=beta2, lr=lr,
+         weight_decay=weight_decay, eps=eps, maximize=maximize)
