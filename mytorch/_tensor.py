@@ -229,10 +229,6 @@ class Tensor:
             return self.to(dev, D._BY_NAME[inv[name]])
         return self.to(D.to_dtype(dtype))
 
-    def get_device(self) -> int:
-        """The index of the GPU this tensor lives on (``cuda:1`` gives 1); -1 on the CPU."""
-        return -1 if self._device.type == "cpu" else (self._device.index or 0)
-
     # ------------------------------------------------------------------ memory layout
     def stride(self, dim: int | None = None) -> Any:
         """Steps (in elements, not bytes) to move one index along each dimension."""
