@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import cases_autograd, cases_nn, cases_nn_loss, cases_nn_norm, cases_optim, cases_tensor
+from . import (cases_autograd, cases_nn, cases_nn_loss, cases_nn_norm, cases_optim, cases_tensor,
+               distributed)
 from .runner import format_table, run
 
 SUITES = {"tensor": cases_tensor.CASES, "nn_loss": cases_nn_loss.CASES,
@@ -14,10 +15,16 @@ SUITES = {"tensor": cases_tensor.CASES, "nn_loss": cases_nn_loss.CASES,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("suites", nargs="*", help=f"case lists to run, of {list(SUITES)} (default: all)")
+    parser.add_argument("suites", nargs="*", help=f"case lists to run, of {list(SUITES)} (default: all), or 'distributed' "
+                        "(all_reduce vs mpi4py and DDP on 2 ranks: python -m bench.distributed)")
     parser.add_argument("--repeat", type=int, default=15, help="best of this many repeats")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
+    if "distributed" in args.suites:  # several processes: its own launcher (bench/distributed.py)
+        args.suites.remove("distributed")
+        distributed.main(["--repeat", str(args.repeat)])
+        if not args.suites:
+            return 0
     unknown = set(args.suites) - set(SUITES)
     if unknown:
         parser.error(f"unknown suite(s) {sorted(unknown)}; choose from {list(SUITES)}")

@@ -17,7 +17,7 @@ from matplotlib import font_manager
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
 __all__ = ["use_cjk_font", "show_memory", "show_broadcast", "show_align_corners",
-           "show_packed_sequence", "show_gather_scatter", "CJK_FONT"]
+           "show_packed_sequence", "show_gather_scatter", "show_hook_order", "CJK_FONT"]
 
 CJK_FONT = "Noto Sans CJK SC"
 _registered = False
@@ -299,5 +299,37 @@ def show_gather_scatter(data: Any, dim: int, index: Any, kind: str = "gather",
     ax.set_ylim(-0.4, height + 0.9)
     ax.set_aspect("equal")
     ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+def show_hook_order(title: str | None = None) -> Any:
+    """A timeline of one ``model(x)`` then ``loss.backward()``: when each kind of hook runs."""
+    use_cjk_font()
+    steps = [
+        ("forward pre-hooks\n前向预钩子", "(module, args)\n可替换输入 / may replace args", "#cfe2ff"),
+        ("forward\n前向", "module.forward(*args)", "#d1e7dd"),
+        ("forward hooks\n前向钩子", "(module, args, output)\n可替换输出 / may replace output",
+         "#cfe2ff"),
+        ("… loss.backward() …", "梯度从输出往回流\ngradients flow back", "#eeeeee"),
+        ("backward pre-hooks\n反向预钩子", "(module, grad_output)", "#fff3cd"),
+        ("backward hooks\n反向钩子", "(module, grad_input,\n grad_output)", "#fff3cd"),
+    ]
+    fig, ax = plt.subplots(figsize=(12.5, 2.6))
+    width, gap = 1.85, 0.25
+    for i, (head, body, color) in enumerate(steps):
+        x = i * (width + gap)
+        ax.add_patch(Rectangle((x, 0), width, 1.6, facecolor=color, edgecolor="black"))
+        ax.text(x + width / 2, 1.15, head, ha="center", va="center", fontsize=9, weight="bold")
+        ax.text(x + width / 2, 0.45, body, ha="center", va="center", fontsize=8)
+        if i < len(steps) - 1:
+            ax.add_patch(FancyArrowPatch((x + width, 0.8), (x + width + gap, 0.8),
+                                         arrowstyle="-|>", mutation_scale=12))
+    ax.text(0, -0.35, "model(x) = __call__：前三步 / the first three steps", fontsize=9)
+    ax.text(3 * (width + gap), -0.35, "backward()：后三步 / the last three", fontsize=9)
+    ax.set_xlim(-0.1, len(steps) * (width + gap))
+    ax.set_ylim(-0.6, 1.8)
+    ax.axis("off")
+    ax.set_title(title or "钩子运行的顺序 / the order in which hooks run")
     fig.tight_layout()
     return fig

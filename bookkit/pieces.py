@@ -129,7 +129,10 @@ def fill_pieces(text: str, path: Path | str = "<text>") -> str:
             src = piece_source(name)
         except ExerciseError as exc:
             raise ExerciseError(f"{path}:{start}: {exc}") from None
-        lines[start:close] = src.rstrip("\n").split("\n")
+        body = src.rstrip("\n").split("\n")
+        if lines[start - 1].startswith(":"):
+            body = [""] + body  # jupytext writes a blank line after `:key: value` options
+        lines[start:close] = body
     return "\n".join(lines)
 
 

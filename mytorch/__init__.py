@@ -9,7 +9,7 @@ Where things live (mirroring torch's layout where it teaches something):
 * ``_creation.py``          tensor/zeros/arange/... ; ``random.py`` random numbers
 * ``_ops/``                 operations by family (pointwise, reduction, shape, indexing, linalg, ...)
 * ``autograd/``             the graph (``graph.py``), the backward pass (``engine.py``), grad modes
-* ``cuda/``                 GPU devices through CuPy
+* ``cuda/``                 GPU devices through CuPy; ``backends/`` their flags
 """
 from __future__ import annotations
 
@@ -44,6 +44,10 @@ from . import nn  # noqa: F401
 from . import accelerator, optim, serialization  # noqa: F401,E402
 from .serialization import load, save  # noqa: F401,E402
 from .linalg import _torch_svd as svd, pinverse  # noqa: F401,E402
+from . import backends  # noqa: F401
+from . import distributed, multiprocessing  # noqa: F401
+from .backends import (are_deterministic_algorithms_enabled,  # noqa: F401
+                       is_deterministic_algorithms_warn_only_enabled, use_deterministic_algorithms)
 from .nn._functional.activation import log_softmax_ as log_softmax, softmax_ as softmax  # noqa: F401
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa: F401
                        no_grad, set_grad_enabled)

@@ -176,6 +176,10 @@ class _SimulatedNumPy(ModuleType):
         return obj
 
 
+class _PinnedBuffer(bytearray):
+    """Host memory the simulated device treats as page-locked (pinned)."""
+
+
 class CudaBackend:
     """What mytorch needs from a GPU array library: its namespace and host<->device copies."""
 
@@ -196,11 +200,44 @@ class CudaBackend:
         else:
             self.xp.cuda.runtime.setDevice(idx)
 
-    def to_device(self, arr: np.ndarray, index: int) -> Any:
+    def to_device(self, arr: np.ndarray, index: int, non_blocking: bool = False) -> Any:
+        """Copy a host array to device ``index``. ``non_blocking`` with a pinned source queues
+        the copy on the current stream and returns at once (a pageable source is copied
+        synchronously, as CUDA does)."""
         if self.simulated:
             return np.array(arr, copy=True).view(_SimulatedArray)
         with self.xp.cuda.Device(index):
+            if non_blocking and self.is_pinned(arr):
+                out = self.xp.empty(arr.shape, arr.dtype)
+                out.set(np.ascontiguousarray(arr), stream=self.xp.cuda.get_current_stream())
+                return out
             return self.xp.asarray(arr)
+
+    def pin(self, arr: np.ndarray) -> np.ndarray:
+        """A copy of ``arr`` in page-locked host memory (``Tensor.pin_memory``): the GPU's DMA
+        engine reads it directly, so copies are faster and can be asynchronous. The simulated
+        device marks the copy as pinned (its owner is a ``_PinnedBuffer``)."""
+        if self.simulated:
+            buf = _PinnedBuffer(max(arr.nbytes, 1))
+            out = np.frombuffer(buf, dtype=arr.dtype, count=arr.size).reshape(arr.shape)
+        else:
+            import cupyx  # type: ignore[import-not-found]
+
+            out = cupyx.empty_pinned(arr.shape, arr.dtype)
+        out[...] = arr
+        return out
+
+    def is_pinned(self, arr: np.ndarray) -> bool:
+        """Whether a host array lives in page-locked memory."""
+        base = arr
+        while getattr(base, "base", None) is not None:
+            base = base.base
+        if isinstance(getattr(base, "obj", None), _PinnedBuffer):  # a memoryview of one
+            return True
+        if self.simulated or not isinstance(arr, np.ndarray) or arr.size == 0:
+            return False
+        attrs = self.xp.cuda.runtime.pointerGetAttributes(arr.ctypes.data)
+        return attrs.type == self.xp.cuda.runtime.memoryTypeHost
 
     def to_host(self, arr: Any) -> np.ndarray:
         if self.simulated:

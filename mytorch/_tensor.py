@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from . import _dtype as D
-from ._device import CPU, as_device, cuda_backend, device, xp_for
+from ._device import CPU, as_device, cuda_backend, cuda_backend_or_none, device, xp_for
 from .autograd.grad_mode import STATE
 from ._storage import with_empty_strides
 from .autograd.graph import needs_grad, record
@@ -389,6 +389,7 @@ class Tensor:
             from ._ops.shape import to_memory_format
 
             return to_memory_format(self.to(*args, **kwargs), memory_format)
+        non_blocking = kwargs.get("non_blocking", False)
         dev, dt, copy = _parse_to(self, args, kwargs)
         if dev == self._device and dt is self.dtype and not copy:
             return self
@@ -403,7 +404,7 @@ class Tensor:
                 arr = preserve_layout(arr, self)
         if dev != src_dev:
             if src_dev.type == "cpu":
-                arr = cuda_backend().to_device(arr, dev.index)
+                arr = cuda_backend().to_device(arr, dev.index, non_blocking)
             elif dev.type == "cpu":
                 arr = cuda_backend().to_host(arr)
             else:
@@ -419,17 +420,26 @@ class Tensor:
 
     def cuda(self, device: Any = None, non_blocking: bool = False) -> "Tensor":
         """Copy to a CUDA device (``cuda:device``, or the current one); ``self`` if already there."""
-        return self.to(as_device("cuda" if device is None else device))
+        return self.to(as_device("cuda" if device is None else device), non_blocking=non_blocking)
 
     def cpu(self) -> "Tensor":
         return self.to(CPU)
 
     def pin_memory(self) -> "Tensor":
-        """Page-locked memory speeds up host→GPU copies; here it returns a (CPU) copy-free alias."""
-        return self
+        """A copy in page-locked (pinned) host memory, which the GPU copies from faster and
+        asynchronously (``.to('cuda', non_blocking=True)``); ``self`` if already pinned."""
+        if self._device.type != "cpu":
+            raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+        backend = cuda_backend_or_none()
+        if backend is None:
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        if backend.is_pinned(self._data):
+            return self
+        return Tensor._wrap(backend.pin(self._data), CPU)
 
     def is_pinned(self) -> bool:
-        return False
+        backend = cuda_backend_or_none()
+        return self._device.type == "cpu" and backend is not None and backend.is_pinned(self._data)
 
     def float(self) -> "Tensor":
         return self.to(D.float32)
@@ -604,6 +614,18 @@ class Tensor:
                 self._leaf_hooks = []
             return RemovableHandle(self._leaf_hooks, hook)
         return self.grad_fn._add_tensor_hook(self._output_nr, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[["Tensor"], None]) -> Any:
+        """Call ``hook(self)`` after a backward pass has added into this leaf's ``.grad`` (how
+        ``DistributedDataParallel`` learns that a gradient is ready to be all-reduced)."""
+        from .utils.hooks import RemovableHandle
+
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        hooks = self.__dict__.setdefault("_post_acc_hooks", [])
+        return RemovableHandle(hooks, hook)
 
     def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Sequence["Tensor"] | None = None) -> None:

@@ -42,8 +42,10 @@ def set_device_index(device: Any) -> None:
 
 
 def synchronize(device: Any = None) -> None:
-    """Wait for every queued kernel on the accelerator (before timing GPU code)."""
-    _cuda.synchronize(device)
+    """Wait for every queued kernel on the accelerator (before timing GPU code); nothing to wait
+    for without one (``mytorch.cuda.synchronize`` raises there, as torch.cuda's does)."""
+    if _cuda.is_available():
+        _cuda.synchronize(device)
 
 
 class device_index:

@@ -12,8 +12,10 @@ blocks, Box–Muller for normals...). Reproducing that bit-for-bit would mean re
 those kernels in Python, slowly; the book does not need it. So ``mytorch.manual_seed(0)``
 gives a different (but equally good, and equally reproducible) stream than ``torch.manual_seed(0)``.
 
-Random numbers for CUDA tensors are drawn on the host by the same generator and copied to the
-device: simple, and the same seed gives the same numbers on every device.
+Random numbers for CUDA tensors are drawn on the host and copied to the device, as torch does
+per device: each CUDA device has its own default generator (``device_generator``), seeded by
+``manual_seed`` together with the CPU's, so one seed reproduces every device's stream, and the
+same seed gives the same numbers on a real GPU and on the simulated one.
 """
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ import numpy as np
 
 __all__ = ["Generator", "default_generator", "get_rng_state", "initial_seed", "manual_seed",
            "seed", "set_rng_state", "fork_rng"]
+
+_INITIAL_SEED = 67280421310721  # torch's default_rng_seed_val
 
 _U64 = 2 ** 64
 # Layout of a serialized state: PCG64's 128-bit state and increment, the cached half of a
@@ -48,7 +52,7 @@ class Generator:
             self.device = _device("cuda", 0)
         if self.device.type not in ("cpu", "cuda"):
             raise RuntimeError(f"{self.device.type.upper()} device type not an accelerator.")
-        self.manual_seed(67280421310721)  # torch's default_rng_seed_val
+        self.manual_seed(_INITIAL_SEED)
 
     # ------------------------------------------------------------------ seeding
     def manual_seed(self, seed: Any) -> Generator:
@@ -109,15 +113,36 @@ class Generator:
 default_generator = Generator()
 default_generator.seed()  # like torch: a fresh, non-deterministic seed in every process
 
+#: the default generator of each CUDA device, made on first use (``mytorch.cuda.default_generators``)
+_device_generators: dict[int, Generator] = {}
+#: what a device generator made later starts from: the last ``manual_seed`` / ``seed`` of all devices
+_devices_seed = [_INITIAL_SEED]
+
+
+def device_generator(index: int) -> Generator:
+    """The default generator of ``cuda:index``: its own stream, seeded like torch's (the fixed
+    initial seed, then whatever ``manual_seed`` / ``mytorch.cuda.manual_seed`` last set)."""
+    g = _device_generators.get(index)
+    if g is None:
+        g = _device_generators[index] = Generator(f"cuda:{index}").manual_seed(_devices_seed[0])
+    return g
+
 
 def manual_seed(seed: Any) -> Generator:
-    """Seed the default generator (all devices); returns it."""
-    return default_generator.manual_seed(seed)
+    """Seed the default generator of the CPU and of every CUDA device; returns the CPU's."""
+    default_generator.manual_seed(seed)
+    _devices_seed[0] = default_generator.initial_seed()
+    for g in _device_generators.values():
+        g.manual_seed(seed)
+    return default_generator
 
 
 def seed() -> int:
-    """Seed the default generator non-deterministically; returns the seed."""
-    return default_generator.seed()
+    """Seed every default generator non-deterministically (one new seed); returns it."""
+    s = _devices_seed[0] = default_generator.seed()
+    for g in _device_generators.values():
+        g.manual_seed(s)
+    return s
 
 
 def initial_seed() -> int:

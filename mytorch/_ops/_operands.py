@@ -70,11 +70,45 @@ def quietly(fn: Callable) -> Callable:
     return op
 
 
+@piece("09.1")
+def common_device(tensors: list) -> "device | None":
+    """The device an operation on ``tensors`` runs on and puts its result on, or ``None`` when
+    they live on different devices. A 0-dim CPU tensor counts as a plain number: it may join
+    tensors of any device (``x_cuda * torch.tensor(2.0)`` works, ``x_cuda * x_cpu`` does not)."""
+    devices = []
+    for t in tensors:
+        is_number = t.device.type == "cpu" and t.dim() == 0
+        if not is_number and t.device not in devices:
+            devices.append(t.device)
+    if len(devices) > 1:
+        return None
+    return devices[0] if devices else tensors[0].device
+
+
 def check_same_device(*tensors: Tensor) -> device:
     """The common device of ``tensors``; RuntimeError (torch's wording) when they differ.
 
-    As in torch, a 0-dim CPU tensor may meet tensors on another device (it acts as a number).
+    As in torch, a 0-dim CPU tensor may meet tensors on another device (it acts as a number):
+    the rule is the piece ``common_device``, asked only when the devices are not all the same.
     """
+    if not tensors:
+        return CPU
+    first = tensors[0]._device
+    for t in tensors:
+        if t._device != first:
+            break
+    else:
+        return first
+    dev = pieces.common_device(tensors)
+    if dev is None:
+        _device_mismatch(tensors)
+        raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                           "devices")
+    return dev
+
+
+def _device_mismatch(tensors: Sequence[Tensor]) -> device:
+    """Raise torch's error naming the two devices that clash (in torch's order)."""
     dev = None
     for t in tensors:
         d = t._device

@@ -20,7 +20,7 @@ from .._creation import _place, like_layout, zeros, zeros_like
 from .._device import as_device, cuda_backend, device, xp_for
 from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.graph import needs_grad, record
-from ..random import Generator, default_generator
+from ..random import Generator, default_generator, device_generator
 from ._operands import broadcast_pair, check_no_overlap, size_args, star_or_keyword
 from .pointwise import _cap, _to_out, inplace
 
@@ -35,10 +35,10 @@ _C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "in
 
 # ------------------------------------------------------------------------ helpers
 def _rng(generator: Generator | None, dev: device) -> np.random.Generator:
-    """The NumPy generator to draw from. The default generator serves every device; an explicit
-    one must have the tensor's device type (as in torch)."""
+    """The NumPy generator to draw from: the device's default generator (each CUDA device has its
+    own), or an explicit one, which must have the tensor's device type (as in torch)."""
     if generator is None:
-        return default_generator._np
+        return default_generator._np if dev.type == "cpu" else device_generator(dev.index or 0)._np
     g = generator
     if g.device.type != dev.type:
         raise RuntimeError(f"Expected a '{dev.type}' device type for generator but found "

@@ -257,6 +257,10 @@ def _accumulate_leaf(t: "Tensor", grad: "Tensor", create_graph: bool) -> None:
         except ValueError:  # read-only or broadcast memory: replace the array instead
             acc._data = acc._data + grad._data
         acc._vc.value += 1
+    post = t.__dict__.get("_post_acc_hooks")
+    if post:
+        for hook in list(post):
+            hook(t)
 
 
 def _check_nan(node: Node, grads: Sequence) -> None:

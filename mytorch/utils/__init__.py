@@ -1,3 +1,4 @@
 """mytorch.utils: hooks handles now; data loading and checkpointing in later chapters."""
 
 from . import checkpoint  # noqa: E402,F401  (torch.utils.checkpoint without a separate import)
+from . import benchmark  # noqa: E402,F401  (its time_cuda is a piece: registered at import)

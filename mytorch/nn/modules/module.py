@@ -22,6 +22,7 @@ from ..._device import device as _device_cls
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...utils.hooks import RemovableHandle
+from ..._pieces import piece, pieces
 from ..parameter import Parameter
 from ._functions import BackwardHook
 
@@ -144,12 +145,8 @@ class Module:
         elif not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
                             "(torch.nn.Parameter or None required)")
-        elif param.grad_fn is not None:
-            raise ValueError(
-                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
-                f"created explicitly. To express '{name}' as a function of another Tensor, compute "
-                "the value in the forward() method.")
         else:
+            _check_parameter(name, param)
             self._parameters[name] = param
 
     def add_module(self, name: str, module: "Module | None") -> None:
@@ -242,48 +239,31 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        def remove_from(*dicts_or_sets: Any) -> None:
-            for d in dicts_or_sets:
-                if name in d:
-                    if isinstance(d, dict):
-                        del d[name]
-                    else:
-                        d.discard(name)
-
-        params = self.__dict__.get("_parameters")
-        if isinstance(value, Parameter):
-            if params is None:
+        """``self.name = value``: torch's checks, then the piece :func:`register_attribute`
+        files the value under the right dictionary."""
+        d = self.__dict__
+        params, modules, buffers = d.get("_parameters"), d.get("_modules"), d.get("_buffers")
+        if params is None or modules is None or buffers is None:  # before Module.__init__()
+            if isinstance(value, Parameter):
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            remove_from(self.__dict__, self._buffers, self._modules, self._non_persistent_buffers_set)
-            self.register_parameter(name, value)
-        elif params is not None and name in params:
-            if value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
-                                "(torch.nn.Parameter or None expected)")
-            self.register_parameter(name, value)
-        else:
-            modules = self.__dict__.get("_modules")
             if isinstance(value, Module):
-                if modules is None:
-                    raise AttributeError("cannot assign module before Module.__init__() call")
-                remove_from(self.__dict__, self._parameters, self._buffers,
-                            self._non_persistent_buffers_set)
-                modules[name] = value
-            elif modules is not None and name in modules:
-                if value is not None:
-                    raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
-                                    "(torch.nn.Module or None expected)")
-                modules[name] = value
-            else:
-                buffers = self.__dict__.get("_buffers")
-                if buffers is not None and name in buffers:
-                    if value is not None and not isinstance(value, Tensor):
-                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
-                                        "(torch.nn.Buffer, torch.Tensor or None expected)")
-                    buffers[name] = value
-                else:
-                    # A plain tensor lands here too: it is NOT registered (no Parameter type).
-                    super().__setattr__(name, value)
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            object.__setattr__(self, name, value)
+            return
+        if isinstance(value, Parameter):
+            _check_parameter(name, value)
+        elif name in params and value is not None:
+            raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                            "(torch.nn.Parameter or None expected)")
+        elif name in modules and value is not None and not isinstance(value, Module):
+            raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                            "(torch.nn.Module or None expected)")
+        elif name in buffers and value is not None and not isinstance(value, (Tensor, Module)):
+            raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                            "(torch.nn.Buffer, torch.Tensor or None expected)")
+        pieces.register_attribute(self, name, value)
+        if name not in buffers:
+            self._non_persistent_buffers_set.discard(name)
 
     def __delattr__(self, name: str) -> None:
         if name in self._parameters:
@@ -315,16 +295,7 @@ class Module:
     # ------------------------------------------------------------------ walking the tree
     def _named_members(self, get_members_fn: Callable, prefix: str = "", recurse: bool = True,
                        remove_duplicate: bool = True) -> Iterator[tuple[str, Any]]:
-        memo: set = set()
-        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
-                   if recurse else [(prefix, self)])
-        for module_prefix, module in modules:
-            for k, v in get_members_fn(module):
-                if v is None or v in memo:
-                    continue
-                if remove_duplicate:
-                    memo.add(v)
-                yield module_prefix + ("." if module_prefix else "") + k, v
+        return pieces.named_members(self, get_members_fn, prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         """Every parameter of this module (and, with ``recurse``, of its descendants), once each."""
@@ -366,17 +337,9 @@ class Module:
 
     def named_modules(self, memo: set | None = None, prefix: str = "",
                       remove_duplicate: bool = True) -> Iterator[tuple[str, "Module"]]:
-        if memo is None:
-            memo = set()
-        if self not in memo:
-            if remove_duplicate:
-                memo.add(self)
-            yield prefix, self
-            for name, module in self._modules.items():
-                if module is None:
-                    continue
-                yield from module.named_modules(memo, prefix + ("." if prefix else "") + name,
-                                                remove_duplicate)
+        """``(dotted name, module)`` for this module and every module below it (the piece
+        :func:`named_modules`)."""
+        return pieces.named_modules(self, memo, prefix, remove_duplicate)
 
     def apply(self, fn: Callable[["Module"], None]) -> "Module":
         """Call ``fn`` on every child (recursively), then on ``self``: e.g. custom initialisation."""
@@ -428,17 +391,13 @@ class Module:
         if recurse:
             for module in self.children():
                 module._apply(fn)
-        for param in self._parameters.values():
-            if param is None:
-                continue
-            with no_grad():
-                param.data = fn(param)
-                if param.grad is not None:
-                    param.grad.data = fn(param.grad)
-        for key, buf in self._buffers.items():
-            if buf is not None:
-                self._buffers[key] = fn(buf)
+        pieces.apply_to_tensors(self, fn)
         return self
+
+    def share_memory(self) -> "Module":
+        """Move every parameter and buffer to shared memory, so that processes forked (or sent
+        the module) afterwards all read and update the same numbers (Hogwild)."""
+        return self._apply(lambda t: t.share_memory_())
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         """Move and/or cast in place: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
@@ -534,47 +493,56 @@ class Module:
         return handle
 
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
-        """``module(x)``: pre-hooks, ``forward``, forward hooks, and backward hooks' wiring."""
+        """``module(x)``: pre-hooks, ``forward``, forward hooks (the piece
+        :func:`call_with_hooks`), with torch's variants adapted to it: hooks that see keyword
+        arguments, hooks that must run even when forward fails, and the wiring of backward hooks
+        (one more pre-hook on the inputs, one more hook on the output)."""
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
                 or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         result = None
         called_always: set = set()
+        kw = dict(kwargs)
+
+        def pre_with_kwargs(hook: Callable) -> Callable:
+            def run(module: Module, a: tuple) -> Any:
+                res = hook(module, a, kw)
+                if res is None:
+                    return None
+                if not (isinstance(res, tuple) and len(res) == 2):
+                    raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                       f"(new_args, new_kwargs), but got {res}.")
+                new_args, new_kwargs = res
+                kw.clear()
+                kw.update(new_kwargs)
+                return new_args if isinstance(new_args, tuple) else (new_args,)
+            return run
+
+        def post(hook_id: Any, hook: Callable) -> Callable:
+            def run(module: Module, a: tuple, out: Any) -> Any:
+                if hook_id in self._forward_hooks_always_called:
+                    called_always.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs:
+                    return hook(module, a, kw, out)
+                return hook(module, a, out)
+            return run
+
+        def keep_result(module: Module, a: tuple, out: Any) -> None:
+            nonlocal result, args
+            result, args = out, a
+
         try:
-            for hook_id, hook in list(self._forward_pre_hooks.items()):
-                if hook_id in self._forward_pre_hooks_with_kwargs:
-                    res = hook(self, args, kwargs)
-                    if res is not None:
-                        if isinstance(res, tuple) and len(res) == 2:
-                            args, kwargs = res
-                        else:
-                            raise RuntimeError("forward pre-hook must return None or a tuple of "
-                                               f"(new_args, new_kwargs), but got {res}.")
-                else:
-                    res = hook(self, args)
-                    if res is not None:
-                        args = res if isinstance(res, tuple) else (res,)
+            pre_hooks = [pre_with_kwargs(h) if i in self._forward_pre_hooks_with_kwargs else h
+                         for i, h in list(self._forward_pre_hooks.items())]
+            post_hooks = [keep_result] + [post(i, h) for i, h in list(self._forward_hooks.items())]
             bw_hook = None
             full_hooks = list(self._backward_hooks.values()) if self._is_full_backward_hook else []
             if full_hooks or self._backward_pre_hooks:
                 bw_hook = BackwardHook(self, full_hooks, list(self._backward_pre_hooks.values()))
-                args = bw_hook.setup_input_hook(args)
-            result = self.forward(*args, **kwargs)
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called:
-                    called_always.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
-                    res = hook(self, args, kwargs, result)
-                else:
-                    res = hook(self, args, result)
-                if res is not None:
-                    result = res
-            if bw_hook is not None:
-                if not isinstance(result, (Tensor, tuple)):
-                    warnings.warn("For backward hooks to be called, module output should be a "
-                                  f"Tensor or a tuple of Tensors but received {type(result)}",
-                                  stacklevel=2)
-                result = bw_hook.setup_output_hook(result)
+                pre_hooks.append(lambda m, a: bw_hook.setup_input_hook(a))
+                post_hooks.append(lambda m, a, out: _output_hook(bw_hook, out))
+            result = pieces.call_with_hooks(self, lambda *a: self.forward(*a, **kw), args,
+                                            pre_hooks, post_hooks)
             if self._backward_hooks and self._is_full_backward_hook is False:
                 self._attach_legacy_backward_hooks(args, result)
             return result
@@ -583,7 +551,7 @@ class Module:
                 if hook_id in self._forward_hooks_always_called and hook_id not in called_always:
                     try:
                         if hook_id in self._forward_hooks_with_kwargs:
-                            res = hook(self, args, kwargs, result)
+                            res = hook(self, args, kw, result)
                         else:
                             res = hook(self, args, result)
                         if res is not None:
@@ -614,12 +582,7 @@ class Module:
 
     # ------------------------------------------------------------------ state dict
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        for name, param in self._parameters.items():
-            if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
-        for name, buf in self._buffers.items():
-            if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else buf.detach()
+        pieces.save_to_state_dict(self, destination, prefix, keep_vars)
         if type(self).get_extra_state is not Module.get_extra_state:
             destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
@@ -847,3 +810,128 @@ def _parse_to(args: tuple, kwargs: dict) -> tuple[_device_cls | None, D.dtype | 
             raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
     return dev, dtype
 
+
+
+def _check_parameter(name: str, param: Parameter) -> None:
+    """torch's refusals for a parameter's name and value (shared by ``__setattr__`` and
+    :meth:`Module.register_parameter`)."""
+    if "." in name:
+        raise KeyError('parameter name can\'t contain "."')
+    if name == "":
+        raise KeyError('parameter name can\'t be empty string ""')
+    if param.grad_fn is not None:
+        raise ValueError(
+            f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+            f"created explicitly. To express '{name}' as a function of another Tensor, compute "
+            "the value in the forward() method.")
+
+
+def _output_hook(bw_hook: BackwardHook, out: Any) -> Any:
+    """Wire a module's full backward hooks to its output (torch warns when it cannot)."""
+    if not isinstance(out, (Tensor, tuple)):
+        warnings.warn("For backward hooks to be called, module output should be a Tensor or a "
+                      f"tuple of Tensors but received {type(out)}", stacklevel=4)
+    return bw_hook.setup_output_hook(out)
+
+
+# ============================================================================ the pieces (ch. 03)
+@piece("03.1")
+def register_attribute(module, name, value):
+    """File ``module.<name> = value`` where it belongs: a Parameter in ``_parameters``, a Module
+    in ``_modules``; any other value stays in the dict that already holds the name (``None`` for
+    a parameter, a tensor for a buffer); failing all that it is a plain attribute. A name lives
+    in one place only."""
+    d = module.__dict__
+    homes = [d["_parameters"], d["_modules"], d["_buffers"]]
+    if isinstance(value, Parameter):
+        home = d["_parameters"]
+    elif isinstance(value, Module):
+        home = d["_modules"]
+    else:
+        home = next((h for h in homes if name in h), d)
+    for place in homes + [d]:
+        if place is not home:
+            place.pop(name, None)
+    if home is d:
+        object.__setattr__(module, name, value)   # (a property's setter still runs)
+    else:
+        home[name] = value
+
+
+@piece("03.2")
+def named_modules(module, memo=None, prefix="", remove_duplicate=True):
+    """Yield ``(dotted name, module)`` for ``module`` and every module below it, depth first in
+    the order they were registered; a module met twice (shared) comes once, unless
+    ``remove_duplicate`` is False."""
+    if memo is None:
+        memo = set()
+    if module in memo:
+        return
+    if remove_duplicate:
+        memo.add(module)
+    yield prefix, module
+    for name, child in module._modules.items():
+        if child is not None:
+            yield from named_modules(child, memo, prefix + ("." if prefix else "") + name,
+                                     remove_duplicate)
+
+
+@piece("03.3")
+def named_members(module, get_members, prefix="", recurse=True, remove_duplicate=True):
+    """Yield ``(dotted name, member)`` for what ``get_members(m)`` lists — ``(name, member)``
+    pairs, e.g. ``m._parameters.items()`` — for every module ``m`` of the tree (only ``module``
+    itself without ``recurse``); ``None`` members are skipped, a shared member comes once."""
+    memo = set()
+    modules = named_modules(module, prefix=prefix, remove_duplicate=remove_duplicate) \
+        if recurse else [(prefix, module)]
+    for module_prefix, m in modules:
+        for name, member in get_members(m):
+            if member is None or member in memo:
+                continue
+            if remove_duplicate:
+                memo.add(member)
+            yield module_prefix + ("." if module_prefix else "") + name, member
+
+
+@piece("03.4")
+def call_with_hooks(module, forward, args, pre_hooks, hooks):
+    """``module(*args)``: each pre-hook ``h(module, args)`` may return new args (a tuple, or one
+    value); then ``forward(*args)``; then each hook ``h(module, args, result)`` may return a new
+    result. Returns the result."""
+    for hook in pre_hooks:
+        new = hook(module, args)
+        if new is not None:
+            args = new if isinstance(new, tuple) else (new,)
+    result = forward(*args)
+    for hook in hooks:
+        new = hook(module, args, result)
+        if new is not None:
+            result = new
+    return result
+
+
+@piece("03.5")
+def save_to_state_dict(module, destination, prefix, keep_vars):
+    """Put ``module``'s own parameters and persistent buffers (not its children's) into
+    ``destination`` under ``prefix + name``: detached from the graph, unless ``keep_vars``."""
+    persistent = [(k, b) for k, b in module._buffers.items()
+                  if k not in module._non_persistent_buffers_set]
+    for name, t in list(module._parameters.items()) + persistent:
+        if t is not None:
+            destination[prefix + name] = t if keep_vars else t.detach()
+
+
+@piece("03.6")
+def apply_to_tensors(module, fn):
+    """Give ``module``'s own parameters (and their gradients) the data ``fn(tensor)`` *in
+    place* — the Parameter objects stay the same, so an optimizer holding them still works —
+    and replace its buffers by ``fn(buffer)``."""
+    with no_grad():
+        for param in module._parameters.values():
+            if param is not None:
+                param.data = fn(param)
+                if param.grad is not None:
+                    param.grad.data = fn(param.grad)
+    for name, buf in module._buffers.items():
+        if buf is not None:
+            module._buffers[name] = fn(buf)
