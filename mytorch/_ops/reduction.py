@@ -762,15 +762,13 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
 
 
 # ============================================================================ unique and counting
-def _unique_arrays(arr: Any, xp: Any) -> tuple:
-    vals, inverse, counts = xp.unique(arr, return_inverse=True, return_counts=True,
-                                      equal_nan=False)
-    return vals, inverse.astype(np.int64, copy=False), counts.astype(np.int64, copy=False)
-
-
 def _unique_sorted_fast(x: Tensor) -> tuple:
-    """:func:`unique_sorted` by the array library's ``unique`` (the same sort, in one call)."""
-    return tuple(wrap(a, x._device) for a in _unique_arrays(x._data, xp_for(x._device)))
+    """:func:`unique_sorted` by the array library's ``unique`` (the same sort, in one call;
+    ``unique`` makes that call itself while this is the active piece)."""
+    vals, inverse, counts = xp_for(x._device).unique(x._data, return_inverse=True,
+                                                     return_counts=True, equal_nan=False)
+    return (wrap(vals, x._device), wrap(inverse.astype(np.int64, copy=False), x._device),
+            wrap(counts.astype(np.int64, copy=False), x._device))
 
 
 @piece("01.8", fast=_unique_sorted_fast)
@@ -801,21 +799,15 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # 
     """
     xp = xp_for(input._device)
     arr = input._data
-    if dim is None:
-        flat = arr.reshape(-1)
-        if flat.size and pieces.unique_sorted is _unique_sorted_fast:
-            vals, inverse, counts = _unique_arrays(flat, xp)  # the library's own, on arrays
-        elif flat.size:
-            vals, inverse, counts = (t._data for t in
-                                     pieces.unique_sorted(wrap(flat, input._device)))
-        else:
-            vals, inverse, counts = flat, xp.zeros(0, np.int64), xp.zeros(0, np.int64)
+    if dim is None and arr.size and pieces.unique_sorted is not _unique_sorted_fast:
+        vals, inverse, counts = (t._data for t in
+                                 pieces.unique_sorted(wrap(arr.reshape(-1), input._device)))
         return _pack(input, vals, inverse.reshape(arr.shape), counts, return_inverse,
                      return_counts)
-    axis = wrap_dim(dim, arr.ndim)
+    axis = None if dim is None else wrap_dim(dim, arr.ndim)  # the fast path, in one call
     vals, inverse, counts = xp.unique(arr, return_inverse=True, return_counts=True, axis=axis,
                                       equal_nan=False)
-    inverse = inverse.reshape((arr.shape[axis],))
+    inverse = inverse.reshape(arr.shape if axis is None else (arr.shape[axis],))
     return _pack(input, vals, inverse, counts, return_inverse, return_counts)
 
 

@@ -465,7 +465,7 @@ def broadcast_shapes(*shapes: Any) -> Size:
             if s < 0:
                 raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                    f"{list(shape)}")
-        out = pieces.broadcast_shape(result, shape)
+        out = pieces.broadcast_shape(result, shape) if result else shape
         if out is None:
             full = [1] * (len(shape) - len(result)) + list(result)
             k = next(k for k in range(1, len(shape) + 1)
