@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import re
 import types
 from collections.abc import Callable, Iterator
@@ -171,6 +172,27 @@ def _raiser(free: int, name: str) -> types.CodeType:
     return scope["_outer"]().__code__
 
 
+def _copies(function: types.FunctionType) -> list[types.FunctionType]:
+    """Other function objects running the same code with the same closure values (copies)."""
+    code, closure = function.__code__, function.__closure__ or ()
+    contents = [_content(c) for c in closure]
+    found = []
+    for other in gc.get_referrers(code):
+        if isinstance(other, types.FunctionType) and other is not function and other.__code__ is code:
+            theirs = other.__closure__ or ()
+            if len(theirs) == len(contents) and all(
+                    _content(c) is v for c, v in zip(theirs, contents, strict=True)):
+                found.append(other)
+    return found
+
+
+def _content(cell: types.CellType) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return _content
+
+
 def _set_code(function: types.FunctionType, code: types.CodeType) -> None:
     function.__code__ = code
 
@@ -185,7 +207,9 @@ def _make_forbid(set_code: Callable[[types.FunctionType, types.CodeType], None])
         For exercises that say "do not use X": the function's code itself is swapped (and that of
         the function it wraps, following ``__wrapped__``), so every way of reaching it
         (``F.conv2d``, ``from … import conv2d``, a method on a tensor, a library function that
-        calls it) is caught. Only Python functions can be forbidden.
+        calls it) is caught; so is every copy made earlier with ``types.FunctionType`` on the same
+        code and closure. Only Python functions can be forbidden. (``make grade`` enforces it
+        more strictly still: every run of the forbidden code is noticed, see docs/grader.md.)
         """
         saved: list[tuple[types.FunctionType, types.CodeType]] = []
         for given in functions:
@@ -194,9 +218,10 @@ def _make_forbid(set_code: Callable[[types.FunctionType, types.CodeType], None])
                 raise TypeError(f"forbid() needs Python functions, not {given!r}")
             name = function.__qualname__
             while isinstance(function, types.FunctionType):  # a wrapper and what it wraps
-                if all(f is not function for f, _ in saved):
-                    saved.append((function, function.__code__))
-                    set_code(function, _raiser(len(function.__code__.co_freevars), name))
+                for twin in [function, *_copies(function)]:
+                    if all(f is not twin for f, _ in saved):
+                        saved.append((twin, twin.__code__))
+                        set_code(twin, _raiser(len(twin.__code__.co_freevars), name))
                 function = getattr(function, "__wrapped__", None)
         try:
             yield

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype as D
+from ._device import CPU
 from ._pieces import piece, pieces
 
 __all__ = ["TypedStorage", "UntypedStorage", "storage_offset", "strided_view", "restride", "resized",
@@ -243,8 +244,6 @@ class UntypedStorage:
 
     def __init__(self, nbytes: int = 0) -> None:
         self._bytes = np.zeros(nbytes, dtype=np.uint8)
-        from ._device import CPU
-
         self.device = CPU
 
     @classmethod

@@ -165,7 +165,7 @@ def test_hostile_submission_gets_no_undeserved_points(batch, student: str) -> No
     ("generator_frames", "error"), ("signal_frames", "error"), ("test_globals", "error"), ("gc_objects", "error"),  # noqa: E501
     ("read_solutions", "error"), ("read_fixture", "error"), ("read_proc", "error"), ("list_dirs", "error"),
     ("disk_flood", "error"), ("damage_files", "error"), ("thread", "error"), ("subprocess", "error"),
-    ("settrace", "error"), ("class_swap", "error"), ("code_swap", "error"), ("fake_eq", "failed"), ("fake_array", "failed"),
+    ("settrace", "error"), ("class_swap", "error"), ("code_swap", "error"), ("fake_eq", "failed"), ("fake_array", "failed"),  # noqa: E501
     ("print_fake", "failed"), ("write_fake", "failed"), ("patch_random", "failed"), ("weaken_seal", "failed"),
 ])
 def test_each_threat_gets_its_status(batch, student: str, status: str) -> None:

@@ -88,7 +88,7 @@ def test_feedback_is_bilingual_and_hides_hidden_tests(graded: tuple[Path, Path])
     assert "隐藏测试 / hidden tests: ✗ 未通过 / failed" in partly
     assert "10 plus 32" not in partly and "want" not in partly  # hidden checks: verdict only
     wrong = (out / "feedback" / "wrongname.md").read_text(encoding="utf-8")
-    assert f"`{NAME} (1).md` → 应为 / should be `{NAME}.md`?" in wrong
+    assert f"` {NAME} (1).md ` → 应为 / should be `{NAME}.md`?" in wrong
     corrupt = (out / "feedback" / "corrupt.md").read_text(encoding="utf-8")
     assert "bad JSON" in corrupt
 
@@ -143,3 +143,26 @@ def test_chapter_01_exercises(tmp_path: Path) -> None:
     table = rows(tmp_path / "out")
     assert all(status == "passed" for _, _, status in table["ref"]), table["ref"]
     assert all(points == 0 for _, points, _ in table["stub"])
+
+
+def test_an_unfinished_exercise_does_not_change_the_others_inputs(tmp_path: Path) -> None:
+    """Chapter 05: each test draws from its own seed, so leaving exercise 1 undone costs only it."""
+    import textwrap
+
+    from bookkit.exercises import strip_solutions
+    from bookkit.grader.batch import load_exercises
+    from bookkit.grader.bench import fill_regions
+
+    exercises = [e for e in load_exercises(ROOT) if e.name == "05_losses_exercises"]
+    if not exercises:
+        pytest.skip("no chapter-05 exercises")
+    ex = exercises[0]
+    bodies = [textwrap.dedent(r) for r in ex.program.reference]
+    bodies[0] = None
+    (tmp_path / "subs" / "late").mkdir(parents=True)
+    (tmp_path / "subs" / "late" / f"{ex.name}.md").write_text(
+        fill_regions(strip_solutions(ex.source), bodies), encoding="utf-8")
+    grade_class(ROOT, tmp_path / "subs", tmp_path / "out", 2, Limits(cell_timeout=30), progress=False,
+                exercises=exercises)
+    table = rows(tmp_path / "out")["late"]
+    assert table[0][2] == "failed" and all(status == "passed" for _, _, status in table[1:]), table

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -106,9 +107,9 @@ def test_discovery_and_stray_names(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- values and comparisons
 
 
-def arr(a) -> tuple:
+def arr(a) -> list:
     a = np.asarray(a)
-    return ("v", None, None, (a.dtype.str, a.shape, a.tobytes()))
+    return ["v", None, None, [a.dtype.str, list(a.shape), base64.b64encode(a.tobytes()).decode()]]
 
 
 @pytest.mark.parametrize("kind, got, exp, opts, ok", [
@@ -124,10 +125,12 @@ def arr(a) -> tuple:
     ("close", arr([1.0]), arr([1.1]), (1e-5, 1e-8), False),
     ("shape", ("shape", (2, 3)), ("shape", (2, 3)), (), True),
     ("shape", ("opaque", "x"), ("shape", (2, 3)), (), False),
-    ("raises", ("raised", True, "ValueError", "bad shape"), ("names", ("ValueError",)), ("shape",), True),
-    ("raises", ("raised", True, "ValueError", "bad"), ("names", ("ValueError",)), ("shape",), False),
-    ("raises", ("raised", False, "TypeError", ""), ("names", ("ValueError",)), (None,), False),
-    ("raises", ("returned",), ("names", ("ValueError",)), (None,), False),
+    ("raises", ["raised", ["ValueError", "Exception"], "bad shape"], ["names", ["ValueError"]], ["shape"], True),  # noqa: E501
+    ("raises", ["raised", ["KeyError", "LookupError"], "x"], ["names", ["LookupError"]], [None], True),
+    ("raises", ["raised", ["ValueError"], "bad"], ["names", ["ValueError"]], ["shape"], False),
+    ("raises", ["raised", ["TypeError"], ""], ["names", ["ValueError"]], [None], False),
+    ("raises", ["returned"], ["names", ["ValueError"]], [None], False),
+    ("raises", ["raised", ["ValueError"], "x"], None, [None], False),  # no expectation: never passes
     ("true", arr(True), ("none",), (), True),
     ("true", arr([True, True]), ("none",), (), False),
 ])
@@ -136,25 +139,27 @@ def test_compare(kind: str, got, exp, opts, ok: bool) -> None:
 
 
 @pytest.mark.parametrize("data", [
-    ("v", None, None, ("|O", (1,), b"\0" * 8)),          # object dtype is refused
-    ("v", None, None, ("<f8", (2,), b"\0" * 8)),          # size mismatch
-    ("v", None, None, ("<f8", (-1,), b"")),               # negative shape
-    ("v", None, None, ("<f8", (1,), "not base64!")),      # the child's base64 text, garbled
-    ("v", 3, "x", None),                                  # malformed builtin
-    "junk",
+    ["v", None, None, ["|O", [1], "AAAAAAAAAAA="]],       # object dtype is refused
+    ["v", None, None, ["<f8", [2], "AAAAAAAAAAA="]],      # size mismatch
+    ["v", None, None, ["<f8", [-1], ""]],                 # negative shape
+    ["v", None, None, ["<f8", [1 << 62, 1 << 62], ""]],   # overflowing shape
+    ["v", None, None, ["<f8", [1], "not base64!"]],       # the child's base64 text, garbled
+    ["v", 3, "x", None],                                  # malformed builtin
+    ["v", None, None, [[[[]]]]],                          # nested junk
+    "junk", None, 5, {"a": 1},
 ])
 def test_decode_refuses_malformed_values(data) -> None:
     assert protocol.decode(data).opaque
 
 
-def _ref(checks: list[tuple]) -> protocol.Reference:
+def _ref(checks: list[list]) -> protocol.Reference:
     return protocol.Reference({2: {"checks": checks, "error": None}})
 
 
 def test_judge_uses_the_reference_expected_value_not_the_students() -> None:
     program = fixture_exercises()[0].program
-    ref_check = ("equal", "visible", "zh", "en", arr(3), arr(3), ())
-    forged = ("equal", "visible", "zh", "en", arr(5), arr(5), ())  # the student's run "expected" 5
+    ref_check = ["equal", 0, "visible", "zh", "en", arr(3), arr(3), []]
+    forged = ["equal", 0, "visible", "zh", "en", arr(5), arr(5), []]  # the student's run "expected" 5
     run = protocol.ChildResult(ends={2: {"checks": [forged], "error": None}})
     result = protocol.judge(program, _ref([ref_check]), run)[0]
     assert result.status == "failed" and result.visible[0].expected.strip() == "3"
@@ -162,12 +167,30 @@ def test_judge_uses_the_reference_expected_value_not_the_students() -> None:
     ref = _ref([ref_check])
     ref.unstable.add((2, 0))
     assert protocol.judge(program, ref, run)[0].status == "passed"
+    # a check from another site (the test took another path) fails even with the right value
+    moved = ["equal", 1, "visible", "zh", "en", arr(3), None, []]
+    run = protocol.ChildResult(ends={2: {"checks": [moved], "error": None}})
+    assert protocol.judge(program, _ref([ref_check]), run)[0].status == "failed"
+
+
+@pytest.mark.parametrize("end", [
+    {"checks": [["equal", 0, "visible", "zh", "en", "junk", None, "x"]], "error": None},
+    {"checks": "nope", "error": ["a"]},
+    {"checks": [["equal"]], "error": ["SyntaxError", "x"], "part": "visible"},
+    {"checks": [], "error": [1, 2, 3], "tamper": 5, "violation": ["x"]},
+])
+def test_judge_never_raises_on_forged_records(end: dict) -> None:
+    program = fixture_exercises()[0].program
+    ref = _ref([["equal", 0, "visible", "zh", "en", arr(3), arr(3), []]])
+    run = protocol.ChildResult(ends={1: {"checks": [], "error": ["SyntaxError", "bad"]}, 2: end, 99: end})
+    results = protocol.judge(program, ref, run)
+    assert results[0].status in ("failed", "error") and results[0].points == 0
 
 
 def test_judge_statuses() -> None:
     program = fixture_exercises()[0].program
-    check = ("equal", "visible", "zh", "en", arr(3), arr(3), ())
-    hidden = ("equal", "hidden", "zh", "en", arr(4), arr(4), ())
+    check = ["equal", 0, "visible", "zh", "en", arr(3), arr(3), []]
+    hidden = ["equal", 1, "hidden", "zh", "en", arr(4), arr(4), []]
     ref = _ref([check, hidden])
 
     def status(end: dict | None, stopped: dict | None = None) -> tuple[str, str]:
@@ -176,7 +199,9 @@ def test_judge_statuses() -> None:
         return r.status, r.hidden
 
     assert status({"checks": [check, hidden], "error": None}) == ("passed", "passed")
-    assert status({"checks": [check, check], "error": None})[0] == "failed"  # hidden wrong
+    assert status({"checks": [check, check], "error": None})[0] == "failed"  # another site
+    assert status({"checks": [check, hidden[:5] + [arr(5), None, []]], "error": None})[0] == "failed"
+    assert status({"checks": [check, hidden], "error": None, "violation": "called gather"})[0] == "failed"
     assert status({"checks": [check], "error": ("KeyError", "x"), "part": "hidden"}) == ("error", "failed")
     assert status({"checks": [check, hidden], "error": None, "tamper": "mytorch.add"})[0] == "failed"
     assert status({"checks": [check], "error": None})[0] == "failed"  # a check did not run

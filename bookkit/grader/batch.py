@@ -1,10 +1,16 @@
 """Grading a whole class: ``python -m bookkit grade-class SUBMISSIONS [--out OUT] [--jobs N]``.
 
-Work unit: one (student, exercise file). Reference runs are made once per exercise (three runs:
-two with one seed to find unstable checks, one with another seed to see whether the tests draw
-random inputs); when they do, each student also gets a reference run with their own seed. Each
-unit's result is cached in ``OUT/.cache/`` under a hash of everything it depends on, so an
-interrupted run resumes where it stopped and a re-run reproduces the same files.
+Work unit: one (student, exercise file). Each test cell draws its random inputs from its own seed,
+a hash of (student, exercise, test): an unfinished exercise never changes another's inputs.
+Calibration, once per exercise, runs the reference solution four times: twice with the same seeds
+(two zygotes: checks whose expected value depends on the process are "unstable"), once with other
+seeds (do the tests draw random inputs? then each student also gets a reference run with their
+own seeds), and once with the expected values cut out as a student's run has them (a test cell
+whose inputs change without them keeps them, and the instructor is told). A student's file is run
+once with every test (the score) and, when a visible check failed or raised, once more with only
+the visible tests (what the feedback shows). Each unit's result is cached in ``OUT/.cache/`` under
+a hash of everything it depends on, so an interrupted run resumes and a re-run is identical.
+Nothing one student's file does can stop the run: every failure is that student's row.
 """
 
 from __future__ import annotations
@@ -13,36 +19,51 @@ import hashlib
 import json
 import sys
 import threading
+import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from bookkit.grader.protocol import Reference, TestResult, judge, make_reference, same_results
+from bookkit.grader.protocol import (
+    Reference,
+    TestResult,
+    judge,
+    make_reference,
+    same_cell,
+    same_results,
+)
 from bookkit.grader.regions import Program, RegionError, build_program
 from bookkit.grader.report import (
     ExerciseResult,
     feedback_md,
+    feedback_names,
     gradebook_csv,
-    safe_name,
     seeds_json,
     summary_csv,
     write_atomic,
 )
 from bookkit.grader.sandbox import Limits, run_all
-from bookkit.grader.submissions import pick_file, read_submission, stray_files, students
+from bookkit.grader.submissions import display_name, pick_file, read_submission, stray_files, students
 from bookkit.notebook import NotebookError, read_notebook
 
-GRADER_VERSION = "1"
-CALIBRATION_SEEDS = (20240601, 20240602)
+GRADER_VERSION = "2"
+CALIBRATION = ("\0calibration-a", "\0calibration-b")
 
 
 class InstructorError(Exception):
     """Something only the instructor can fix (no such folder, no exercises); says what to do."""
 
 
-def student_seed(student: str, exercise: str) -> int:
-    """The seed of one student's run of one exercise: a hash, so re-runs draw the same inputs."""
-    return int(hashlib.sha256(f"{student}\0{exercise}".encode()).hexdigest()[:8], 16)
+def student_seed(student: str, exercise: str, test: str = "") -> int:
+    """The seed of one student's exercise (its code cells), or of one of its tests: a hash, so
+    re-runs draw the same inputs, and no test's inputs depend on another test."""
+    key = f"{student}\0{exercise}" + (f"\0{test}" if test else "")
+    return int(hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:8], 16)
+
+
+def test_seeds(program: Program, student: str, exercise: str) -> dict[int, int]:
+    """The seed of every test cell of ``program`` for ``student``."""
+    return {t.cell: student_seed(student, exercise, t.id) for t in program.tests}
 
 
 @dataclass
@@ -54,6 +75,7 @@ class Exercise:
     program: Program
     reference: Reference | None = None
     seeded: bool = False  # the tests draw random inputs: reference per student seed
+    cut: frozenset[int] = frozenset()  # test cells whose expected values a student's run never computes
 
 
 class Grader:
@@ -62,42 +84,81 @@ class Grader:
     def __init__(self, root: Path, exercises: list[Exercise], out: Path, limits: Limits) -> None:
         self.root, self.exercises, self.out, self.limits = root, exercises, out, limits
         self.cache = out / ".cache"
+        self.isolation: dict = {}
+
+    def _run(self, cells: list[dict], **kwargs) -> object:
+        run = run_all(self.root, cells, limits=self.limits, **kwargs)
+        if run.isolation and not self.isolation:
+            self.isolation = dict(run.isolation)
+        return run
 
     def calibrate(self, ex: Exercise) -> None:
-        """Reference runs of one exercise: unstable checks, seed dependence, instructor problems."""
-        cells = ex.program.assemble(None)
+        """Reference runs of one exercise: unstable checks, seed dependence, cut cells, problems."""
+        program = ex.program
+        seeds = [test_seeds(program, who, ex.name) for who in CALIBRATION]
+        full = [program.assemble(None, seeds=s) for s in seeds]
         # a2 is forked by a zygote of its own: values that depend on the process (data_ptr(), id(),
-        # the order of a set of strings) differ from a1's and are found unstable, as they will
-        # differ in a student's run
-        a1, a2, b = (run_all(self.root, cells, seed=s, hidden=True, limits=self.limits, new_zygote=new)
-                     for s, new in ((CALIBRATION_SEEDS[0], False), (CALIBRATION_SEEDS[0], True),
-                                    (CALIBRATION_SEEDS[1], False)))
-        ex.reference = make_reference(ex.program, [a1, a2])
-        ex.seeded = not same_results(a1, b, ex.program, ignore=ex.reference.unstable)
+        # the order of a set of strings) differ from a1's and are found unstable
+        a1, a2, b = (self._run(cells, seed=student_seed(who, ex.name), hidden=True, new_zygote=new)
+                     for cells, who, new in ((full[0], CALIBRATION[0], False),
+                                             (full[0], CALIBRATION[0], True),
+                                             (full[1], CALIBRATION[1], False)))
+        ex.reference = make_reference(program, [a1, a2])
+        ex.seeded = not same_results(a1, b, program, ignore=ex.reference.unstable)
+        keep = frozenset(ex.reference.unstable)
+        cut = frozenset(t.cell for t in program.tests)
+        for _ in range(2):  # the student's form of each test must draw the same inputs
+            c = self._run(program.assemble(None, cut=cut, keep=keep, seeds=seeds[0]),
+                          seed=student_seed(CALIBRATION[0], ex.name), hidden=True)
+            bad = {t.cell for t in program.tests if t.cell in cut and not same_cell(a1, c, t.cell, keep)}
+            if not bad:
+                break
+            cut -= bad
+            for t in program.tests:
+                if t.cell in bad:
+                    ex.reference.problems.append(
+                        f"{t.id}: its inputs change when its expected values are not computed, so a "
+                        "student's run computes them too (they are still taken from the reference); "
+                        "compute expected values after calling the student's code, in the check itself")
+        ex.cut = cut
 
-    def reference_for(self, ex: Exercise, seed: int) -> Reference:
+    def reference_for(self, ex: Exercise, student: str) -> Reference:
         assert ex.reference is not None
         if not ex.seeded:
             return ex.reference
-        run = run_all(self.root, ex.program.assemble(None), seed=seed, hidden=True, limits=self.limits)
+        cells = ex.program.assemble(None, seeds=test_seeds(ex.program, student, ex.name))
+        run = self._run(cells, seed=student_seed(student, ex.name), hidden=True)
         own = make_reference(ex.program, [run])
         own.unstable |= ex.reference.unstable
         return own
 
     def grade(self, student_dir: Path, ex: Exercise) -> ExerciseResult:
-        """One student's result for one exercise (from the cache when nothing changed)."""
+        """One student's result for one exercise; whatever goes wrong is this student's row."""
+        try:
+            return self._grade(student_dir, ex)
+        except Exception as exc:  # a grader bug or a file no one foresaw: one row, never the class
+            message = (f"the grader failed on this file ({type(exc).__name__}: {str(exc)[:200]}); "
+                       "not the student's fault: please report it with the file")
+            print(f"warning: {display_name(student_dir.name)}/{ex.name}: {message}\n"
+                  + traceback.format_exc(limit=3), file=sys.stderr)
+            return ExerciseResult(ex.name, "", "error", message,
+                                  [TestResult(t.id, t.points, "error", message) for t in ex.program.tests])
+
+    def _grade(self, student_dir: Path, ex: Exercise) -> ExerciseResult:
         path = pick_file(student_dir, ex.name)
         sub = read_submission(path)
-        file = path.name if path else ""
+        file = str(path.relative_to(student_dir)) if path else ""
         if sub.status == "missing":
             sub = type(sub)("missing", message=f"no {ex.name}.md or {ex.name}.ipynb submitted")
         if sub.status != "ok":
             return ExerciseResult(ex.name, file, sub.status, sub.message,
                                   [TestResult(t.id, t.points, sub.status, _short(sub, file))
                                    for t in ex.program.tests])
-        seed = student_seed(student_dir.name, ex.name)
-        key = hashlib.sha256(json.dumps([GRADER_VERSION, ex.source, file, seed, self.limits.cell_timeout,
-                                         sub.digest_source.hex()]).encode()).hexdigest()
+        student = student_dir.name
+        seeds = test_seeds(ex.program, student, ex.name)
+        key = hashlib.sha256(json.dumps([GRADER_VERSION, ex.source, file, student_seed(student, ex.name),
+                                         self.limits.cell_timeout, sub.digest_source.hex()],
+                                        ensure_ascii=True).encode()).hexdigest()
         cached = self.cache / f"{key}.json"
         if cached.is_file():
             try:
@@ -105,15 +166,22 @@ class Grader:
             except (ValueError, KeyError, TypeError):
                 pass  # a damaged cache entry: grade again
         try:
-            cells = ex.program.assemble(list(sub.regions))
+            cells = ex.program.assemble(list(sub.regions), cut=ex.cut,
+                                        keep=frozenset(ex.reference.unstable), seeds=seeds)
         except RegionError as exc:
             message = (f"{exc}: keep exactly the '### BEGIN SOLUTION' / '### END SOLUTION' lines of "
                        f"the exercise file and write your code between them")
             return ExerciseResult(ex.name, file, "invalid", message,
                                   [TestResult(t.id, t.points, "invalid", message) for t in ex.program.tests])
-        reference = self.reference_for(ex, seed)
-        run = run_all(self.root, cells, seed=seed, hidden=True, limits=self.limits)
-        result = ExerciseResult(ex.name, file, "ok", "", judge(ex.program, reference, run))
+        reference = self.reference_for(ex, student)
+        code_seed = student_seed(student, ex.name)
+        run = self._run(cells, seed=code_seed, hidden=True)
+        tests = judge(ex.program, reference, run)
+        if any(t.error or any(not line.ok for line in t.visible) for t in tests):
+            # what the feedback shows comes from a run that never held a hidden test
+            view = self._run(cells, seed=code_seed, hidden=False, skip=frozenset(run.stopped))
+            tests = judge(ex.program, reference, run, view=view)
+        result = ExerciseResult(ex.name, file, "ok", "", tests)
         if not run.unstarted:  # a child that never started is redone by the next run
             write_atomic(cached, json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))
         return result
@@ -141,7 +209,10 @@ def load_exercises(root: Path) -> list[Exercise]:
 def grade_class(root: Path, submissions: Path, out: Path, jobs: int = 2,
                 limits: Limits | None = None, progress: bool = True,
                 exercises: list[Exercise] | None = None) -> dict[str, list[ExerciseResult]]:
-    """Grade every student folder of ``submissions``; write the gradebook, summary and feedback."""
+    """Grade every student folder of ``submissions``; write the gradebook, summary and feedback.
+
+    Always writes all three: a student's file can cost that student's rows, never the run.
+    """
     if not submissions.is_dir():
         raise InstructorError(f"{submissions}: no such folder. Pass SUBMISSIONS=<folder> holding one "
                               "folder per student (named by the student's id).")
@@ -153,8 +224,20 @@ def grade_class(root: Path, submissions: Path, out: Path, jobs: int = 2,
     grader = Grader(root, exercises, out, limits or Limits())
     results: dict[str, list[ExerciseResult]] = {p.name: [] for p in people}
     names = [ex.name for ex in exercises]
+    files = feedback_names([p.name for p in people])
+    strays: dict[str, list[tuple[str, str]]] = {}
     bar = _progress(len(people) * len(exercises) + len(exercises), progress)
     lock = threading.Lock()
+
+    def finish(person: Path) -> None:
+        try:
+            strays[person.name] = stray_files(person, names)
+        except Exception as exc:  # an unreadable folder: say so in the feedback
+            strays[person.name] = [(f"(the folder could not be listed: {exc})", "")]
+        results[person.name].sort(key=lambda r: names.index(r.exercise))
+        write_atomic(out / "feedback" / files[person.name],
+                     feedback_md(person.name, results[person.name], strays[person.name]))
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for future in as_completed([pool.submit(grader.calibrate, ex) for ex in exercises]):
             future.result()
@@ -166,21 +249,45 @@ def grade_class(root: Path, submissions: Path, out: Path, jobs: int = 2,
         pending = {p.name: len(exercises) for p in people}
         for future in as_completed(units):
             person, ex = units[future]
-            result = future.result()
+            result = future.result()  # grade() never raises
             with lock:
                 results[person.name].append(result)
                 pending[person.name] -= 1
                 if not pending[person.name]:
-                    results[person.name].sort(key=lambda r: names.index(r.exercise))
-                    write_atomic(out / "feedback" / f"{safe_name(person.name)}.md",
-                                 feedback_md(person.name, results[person.name], stray_files(person, names)))
+                    finish(person)
             bar.update(1)
     bar.close()
     write_atomic(out / "gradebook.csv", gradebook_csv(results))
     write_atomic(out / "summary.csv", summary_csv(results, names))
     write_atomic(out / "seeds.json", seeds_json({p.name: {e: student_seed(p.name, e) for e in names}
                                                  for p in people}))
+    print(summary_lines(grader.isolation, strays), file=sys.stderr)
     return results
+
+
+def isolation_line(layers: dict) -> str:
+    """One line: which operating-system isolation the children had."""
+    if layers.get("namespaces") and layers.get("seccomp"):
+        return ("isolation: full (each child in its own user, mount, PID, network and IPC namespaces, "
+                "read-only view, private /tmp, seccomp filter)")
+    if not layers:
+        return "isolation: unknown (no child was started)"
+    why = layers.get("why") or "unknown reason"
+    return f"warning: isolation reduced ({why}); the Python seal and rlimits still apply"
+
+
+def summary_lines(layers: dict, strays: dict[str, list[tuple[str, str]]]) -> str:
+    """The terminal summary: the isolation line, then every misplaced or misnamed file."""
+    lines = [isolation_line(layers)]
+    listed = [(student, name, close) for student, found in sorted(strays.items()) for name, close in found]
+    if listed:
+        lines.append(f"{len(listed)} file(s) not graded (wrong name or place; listed in each feedback):")
+        for student, name, close in listed[:50]:
+            hint = f"  → {close}?" if close else ""
+            lines.append(f"  {display_name(student)}/{name}{hint}")
+        if len(listed) > 50:
+            lines.append(f"  … and {len(listed) - 50} more")
+    return "\n".join(lines)
 
 
 class _NoBar:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bookkit.grader.protocol import Reference, TestResult, judge
+from bookkit.grader.protocol import Reference, TestResult, checks_of, judge
 from bookkit.grader.regions import RegionError, build_program
 from bookkit.grader.report import _LABELS
 from bookkit.grader.sandbox import Limits, run_all
@@ -30,8 +30,8 @@ def check_file(root: Path, path: Path, limits: Limits) -> tuple[list[TestResult]
         message = f"{exc}: keep the '### BEGIN SOLUTION' / '### END SOLUTION' lines"
         return [TestResult(t.id, t.points, "invalid", message) for t in program.tests], message
     run = run_all(root, cells, seed=0, hidden=False, limits=limits)
-    own = Reference(run.ends, unstable={(cell, n) for cell, end in run.ends.items()
-                                        for n in range(len(end.get("checks") or []))})
+    own = Reference(run.ends, unstable={(cell, check[1]) for cell, end in run.ends.items()
+                                        for check in checks_of(end)})
     return judge(program, own, run, hidden=False), ""
 
 

@@ -1,17 +1,19 @@
 """The trusted verdict logic: reference runs, student runs, and the comparison of what they recorded.
 
-Every test cell runs twice: with the reference solution and with the student's regions, each in a
-sandboxed child (``sandbox.py``). Children only report the plain values each ``check_*`` call was
-given; the parent compares them here, itself: the student's ``got`` against the REFERENCE run's
-expected value (the student's own run could have been tampered with). A check whose expected value
-changes between two reference runs with the same seed (a memory address, say) is "unstable": for
-it, the student's run is compared with its own expected value.
+Children only report plain data: for each ``check_*`` call of a test, the value the test got (an
+array's dtype, shape and bytes; a builtin's canonical text; an exception's class names and
+message) and, in a reference run, the expected value. A student's run never even computes the
+expected values (``regions.rewrite_tests`` cuts them out). Here, in the parent, each student value
+is compared with the expected value and the options (``rtol``, ``match``…) of the REFERENCE
+solution's run with the same seeds. A check whose expected value changes between two reference
+runs with the same seeds (a memory address, say) is "unstable": its expected value is kept in the
+student's run and judged there. Everything a child sends is validated: a malformed value fails its
+check, a malformed record makes the run an ``error``; nothing a child sends can raise here.
 """
 
 from __future__ import annotations
 
 import base64
-
 import re
 from dataclasses import dataclass, field
 
@@ -79,27 +81,32 @@ class Value:
 def decode(data: object) -> Value:
     """A Value from a child's encoding; anything malformed becomes an opaque (failing) value."""
     try:
-        if isinstance(data, tuple) and data and data[0] == "v" and len(data) == 4:
+        if isinstance(data, (list, tuple)) and len(data) == 4 and data[0] == "v":
             _, pytype, py, arr = data
-            if pytype is not None and not (isinstance(pytype, str) and isinstance(py, str)):
+            if not ((pytype is None and py is None) or (isinstance(pytype, str) and isinstance(py, str))):
                 return Value(opaque="malformed")
             return Value(pytype, py, _array(arr) if arr is not None else None)
-        if isinstance(data, tuple) and data and data[0] == "opaque":
-            return Value(opaque=str(data[1])[:100] if len(data) > 1 else "?")
-    except (ValueError, TypeError):
+        if isinstance(data, (list, tuple)) and len(data) == 2 and data[0] == "opaque":
+            return Value(opaque=str(data[1])[:100])
+    except (ValueError, TypeError, OverflowError, MemoryError):
         pass
     return Value(opaque="malformed")
 
 
 def _array(data: object) -> np.ndarray:
-    dtype_text, shape, raw = data  # type: ignore[misc]
+    if not (isinstance(data, (list, tuple)) and len(data) == 3):
+        raise ValueError("malformed array")
+    dtype_text, shape, raw = data
     if isinstance(raw, str):  # the child's encoding: base64 text (binascii.Error is a ValueError)
         raw = base64.b64decode(raw, validate=True)
-    if not (isinstance(dtype_text, str) and isinstance(shape, tuple) and isinstance(raw, bytes)):
+    if isinstance(shape, list):
+        shape = tuple(shape)
+    if not (isinstance(dtype_text, str) and len(dtype_text) < 16 and isinstance(shape, tuple)
+            and isinstance(raw, bytes)):
         raise ValueError("malformed array")
     dtype = np.dtype(dtype_text)
     if dtype.kind not in _KINDS or dtype.fields is not None or len(shape) > 32 or \
-            not all(isinstance(n, int) and n >= 0 for n in shape):
+            not all(type(n) is int and 0 <= n < 1 << 40 for n in shape):
         raise ValueError("malformed array")
     if int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != len(raw):
         raise ValueError("array size mismatch")
@@ -121,25 +128,35 @@ def _same_kind(a: np.ndarray, b: np.ndarray) -> bool:
     return (a.dtype.kind in "US") == (b.dtype.kind in "US")
 
 
-def compare(kind: str, got: object, exp: object, opts: tuple) -> tuple[bool, str]:
+def _listish(data: object, n: int | None = None) -> bool:
+    return isinstance(data, (list, tuple)) and (n is None or len(data) == n)
+
+
+def compare(kind: str, got: object, exp: object, opts: object) -> tuple[bool, str]:
     """Judge one check like ``bookkit.feedback`` would, from plain data only: (ok, reason)."""
+    opts = list(opts) if _listish(opts) else []
     if kind == "raises":
-        if not (isinstance(got, tuple) and got):
-            return False, "malformed"
-        if got[0] == "returned":
+        if _listish(got, 1) and got[0] == "returned":
             return False, "nothing was raised"
-        if got[0] != "raised" or len(got) != 4:
+        if not (_listish(got, 3) and got[0] == "raised" and _listish(got[1])
+                and all(isinstance(n, str) for n in got[1]) and isinstance(got[2], str)):
             return False, "malformed"
-        _, caught, name, message = got
-        if caught is not True:
-            return False, f"raised another exception ({name})"
+        if not (_listish(exp, 2) and exp[0] == "names" and _listish(exp[1])):
+            return False, "the expected exception could not be read"
+        _, names, message = got
+        if not any(n in names for n in exp[1]):
+            return False, f"raised another exception ({names[0] if names else '?'})"
         match = opts[0] if opts else None
-        if isinstance(match, str) and not re.search(match, str(message)[:2000]):
-            return False, "error message differs"
+        if isinstance(match, str):
+            try:
+                if not re.search(match, message[:2000]):
+                    return False, "error message differs"
+            except re.error:
+                return False, "the expected message pattern is not a valid regex"
         return True, ""
     if kind == "shape":
-        if isinstance(got, tuple) and len(got) == 2 and got[0] == "shape":
-            return (got == exp, "shape differs")
+        if _listish(got, 2) and got[0] == "shape" and _listish(got[1]) and _listish(exp, 2):
+            return (list(got[1]) == list(exp[1]), "shape differs")
         return False, "no shape"
     g = decode(got)
     if g.opaque:
@@ -168,8 +185,9 @@ def compare(kind: str, got: object, exp: object, opts: tuple) -> tuple[bool, str
         a, b = g.arr.astype(float), e.arr.astype(float)
         if a.shape != b.shape:
             return False, "shapes differ"
-        rtol, atol = (opts + (1e-5, 1e-8))[:2] if len(opts) < 2 else opts[:2]
-        return bool(np.allclose(a, b, rtol=float(rtol), atol=float(atol), equal_nan=True)), \
+        tol = [o if isinstance(o, (int, float)) and not isinstance(o, bool) else d
+               for o, d in zip(opts + [1e-5, 1e-8][len(opts):], (1e-5, 1e-8), strict=False)]
+        return bool(np.allclose(a, b, rtol=float(tol[0]), atol=float(tol[1]), equal_nan=True)), \
             "values not close"
     return False, f"unknown check {kind!r}"
 
@@ -179,20 +197,21 @@ def compare(kind: str, got: object, exp: object, opts: tuple) -> tuple[bool, str
 
 @dataclass
 class Reference:
-    """The reference run(s) of one exercise: per test cell, its checks; unstable check positions."""
+    """The reference run(s) of one exercise: per test cell, its checks; unstable (cell, site)s."""
 
     ends: dict[int, dict]
     unstable: set[tuple[int, int]] = field(default_factory=set)
     problems: list[str] = field(default_factory=list)  # reference failures, for the instructor
 
 
-def _checks(end: dict | None) -> list[tuple]:
+def checks_of(end: object) -> list[list]:
+    """The checks of an end record (validated by ``sandbox._parse``), or []."""
     checks = end.get("checks") if isinstance(end, dict) else None
-    return [c for c in checks if isinstance(c, tuple) and len(c) == 7] if isinstance(checks, list) else []
+    return [c for c in checks if _listish(c, 8)] if isinstance(checks, list) else []
 
 
 def make_reference(program: Program, runs: list[ChildResult]) -> Reference:
-    """Combine reference runs with the same seed: the first is authoritative, differences = unstable."""
+    """Combine reference runs with the same seeds: the first is authoritative, differences = unstable."""
     first = runs[0]
     ref = Reference(first.ends)
     for test in program.tests:
@@ -204,82 +223,113 @@ def make_reference(program: Program, runs: list[ChildResult]) -> Reference:
         if end.get("error"):
             name, message = end["error"][:2]
             ref.problems.append(f"{test.id}: the reference solution raises {name}: {message}")
-        for position, check in enumerate(_checks(end)):
-            kind, _, _, _, got, exp, opts = check
+        if end.get("violation") or end.get("tamper"):
+            ref.problems.append(f"{test.id}: {end.get('violation') or end.get('tamper')}")
+        for position, check in enumerate(checks_of(end)):
+            kind, site, _, _, _, got, exp, opts = check
             ok, why = compare(kind, got, exp, opts)
             if not ok:
                 ref.problems.append(f"{test.id}: the reference solution fails check {position + 1} ({why})")
             for other in runs[1:]:
-                other_checks = _checks(other.ends.get(test.cell))
-                if position >= len(other_checks) or other_checks[position][5] != exp:
-                    ref.unstable.add((test.cell, position))
+                other_checks = checks_of(other.ends.get(test.cell))
+                if position >= len(other_checks) or other_checks[position][6] != exp:
+                    ref.unstable.add((test.cell, site))
     return ref
 
 
 def same_results(a: ChildResult, b: ChildResult, program: Program,
-                 ignore: set[tuple[int, int]] = frozenset()) -> bool:
-    """Whether two reference runs recorded the same checks and errors in every test cell.
+                 ignore: set[tuple[int, int]] = frozenset(), values: int = 5) -> bool:
+    """Whether two runs recorded the same checks and errors in every test cell.
 
-    ``ignore``: (cell, position) of unstable checks, which differ between any two runs anyway.
+    ``ignore``: (cell, site) of unstable checks, which differ between any two runs anyway;
+    ``values``: the index of the compared value in each check (5: got, 6: expected).
     """
-    def kept(run: ChildResult, cell: int) -> list:
-        return [c for n, c in enumerate(_checks(run.ends.get(cell))) if (cell, n) not in ignore]
+    return all(same_cell(a, b, t.cell, ignore, values) for t in program.tests)
 
-    return all(kept(a, t.cell) == kept(b, t.cell) and
-               (a.ends.get(t.cell) or {}).get("error") == (b.ends.get(t.cell) or {}).get("error")
-               for t in program.tests)
+
+def same_cell(a: ChildResult, b: ChildResult, cell: int, ignore: set[tuple[int, int]] = frozenset(),
+              values: int = 5) -> bool:
+    """``same_results`` for one test cell."""
+    def kept(run: ChildResult) -> list:
+        return [c[:5] + [c[values] if (cell, c[1]) not in ignore else None]
+                for c in checks_of(run.ends.get(cell))]
+
+    end_a, end_b = a.ends.get(cell), b.ends.get(cell)
+    return (end_a is None) == (end_b is None) and kept(a) == kept(b) and \
+        (end_a or {}).get("error") == (end_b or {}).get("error")
 
 
 # ---------------------------------------------------------------- verdicts
 
 
-def judge(program: Program, ref: Reference, run: ChildResult, hidden: bool = True) -> list[TestResult]:
-    """The TestResult of every test cell of a student's run."""
-    stopped = run.stopped
-    code_errors = {i: e for i, e in run.ends.items()
-                   if program.cells[i]["kind"] == "code" and e.get("error")}
+def judge(program: Program, ref: Reference, run: ChildResult, hidden: bool = True,
+          view: ChildResult | None = None) -> list[TestResult]:
+    """The TestResult of every test cell of a student's run; never raises.
+
+    ``run`` decides every status. ``view``, a run of the same code with only the visible parts of
+    the tests (a process that never held a hidden test), supplies what the feedback shows of the
+    visible checks (expected vs got, error messages): so nothing of a hidden test can reach a
+    student's feedback through values their code returns.
+    """
     results = []
     for test in program.tests:
-        result = TestResult(test.id, test.points, "passed")
-        end = run.ends.get(test.cell)
-        ref_checks = _checks(ref.ends.get(test.cell))
-        earlier = [i for i in stopped if i < test.cell and program.cells[i]["kind"] == "code"]
-        if end is None:
-            outcome = stopped.get(test.cell, run.outcome if run.outcome != "done" else "crashed")
-            result.status = outcome if outcome in STATUSES else "crashed"
-            result.message = ("the test did not finish in time" if result.status == "timeout"
-                              else run.detail if run.unstarted else "the process died during the test")
-            results.append(result)
-            continue
-        _judge_cell(result, ref_checks, _checks(end), end, ref, test.cell, hidden)
-        if result.status == "error" and earlier:
-            what = "never finished" if stopped[earlier[-1]] == "timeout" else "crashed the process"
-            result.message += f" (your code in cell {earlier[-1] + 1} {what})"
-        elif result.status == "error" and code_errors:
-            first = min(code_errors)
-            name, message = code_errors[first][:2]
-            result.message += f" (your code in cell {first + 1} raised {name}: {message[:120]})"
+        try:
+            result = _judge_test(program, ref, run, test, hidden)
+            if view is not None:
+                shown = _judge_test(program, ref, view, test, False)
+                result.visible, result.error = shown.visible, shown.error
+        except Exception as exc:  # a grader bug must cost one test, never the class
+            result = TestResult(test.id, test.points, "error",
+                                f"the grader could not judge this test ({type(exc).__name__}: {exc})")
         results.append(result)
     return results
 
 
-def _judge_cell(result: TestResult, ref_checks: list[tuple], checks: list[tuple], end: dict,
+def _judge_test(program: Program, ref: Reference, run: ChildResult, test, hidden: bool) -> TestResult:
+    result = TestResult(test.id, test.points, "passed")
+    if run.malformed:
+        result.status = "error"
+        result.message = f"your code broke the grader's protocol ({run.malformed})"
+        return result
+    stopped = run.stopped
+    end = run.ends.get(test.cell)
+    earlier = [i for i in stopped if i < test.cell and program.cells[i]["kind"] == "code"]
+    if end is None:
+        outcome = stopped.get(test.cell, run.outcome if run.outcome != "done" else "crashed")
+        result.status = outcome if outcome in STATUSES else "crashed"
+        result.message = ("the test did not finish in time" if result.status == "timeout"
+                          else run.detail if run.unstarted else "the process died during the test")
+        return result
+    _judge_cell(result, checks_of(ref.ends.get(test.cell)), checks_of(end), end, ref, test.cell, hidden)
+    code_errors = sorted(i for i, e in run.ends.items() if 0 <= i < len(program.cells)
+                         and program.cells[i]["kind"] == "code" and e.get("error"))
+    if result.status == "error" and earlier:
+        what = "never finished" if stopped[earlier[-1]] == "timeout" else "crashed the process"
+        result.message += f" (your code in cell {earlier[-1] + 1} {what})"
+    elif result.status == "error" and code_errors:
+        name, message = (list(run.ends[code_errors[0]]["error"]) + ["", ""])[:2]
+        result.message += f" (your code in cell {code_errors[0] + 1} raised {name}: {str(message)[:120]})"
+    return result
+
+
+def _judge_cell(result: TestResult, ref_checks: list[list], checks: list[list], end: dict,
                 ref: Reference, cell: int, hidden: bool) -> None:
     """Fill ``result`` from the student's checks of one test cell, in order."""
     hidden_ok: bool | None = None
     failure = ""
     for position, ref_check in enumerate(ref_checks):
-        kind, part, what_zh, what_en, ref_got, ref_exp, opts = ref_check
+        kind, site, part, what_zh, what_en, _, ref_exp, opts = ref_check
         if part == "hidden" and not hidden:
             continue
         if position >= len(checks):
             break
-        s_kind, s_part, _, _, got, s_exp, _ = checks[position]
-        if s_kind != kind or s_part != part:
+        s_kind, s_site, s_part, _, _, got, s_exp, _ = checks[position]
+        unstable = (cell, site) in ref.unstable
+        expected = s_exp if unstable else ref_exp
+        if (s_kind, s_site, s_part) != (kind, site, part):
             ok, why = False, "the test took another path (its checks differ from the reference's)"
         else:
-            unstable = (cell, position) in ref.unstable
-            ok, why = compare(kind, got, s_exp if unstable else ref_exp, opts)
+            ok, why = compare(kind, got, expected, opts)
         if part == "hidden":
             hidden_ok = ok if hidden_ok is None else hidden_ok and ok
             if not ok and not failure:
@@ -287,18 +337,19 @@ def _judge_cell(result: TestResult, ref_checks: list[tuple], checks: list[tuple]
         else:
             line = CheckLine(what_zh, what_en, ok)
             if not ok:
-                shown_exp = s_exp if (cell, position) in ref.unstable else ref_exp
-                line = CheckLine(what_zh, what_en, False, _show_raw(kind, shown_exp),
+                line = CheckLine(what_zh, what_en, False, _show_raw(kind, expected),
                                  _show_raw(kind, got), why)
                 if not failure:
                     failure = f"check {position + 1} ({what_en}) failed: {why}"
             result.visible.append(line)
-    tamper = end.get("tamper")
-    error = end.get("error")
-    complete = len(checks) == len(ref_checks) and not error
-    if any(c[1] == "hidden" for c in ref_checks):
-        result.hidden = "passed" if hidden_ok and complete else "failed"
-    if failure:
+    wanted = [c for c in ref_checks if hidden or c[2] != "hidden"]
+    tamper, violation, error = end.get("tamper"), end.get("violation"), end.get("error")
+    complete = len(checks) == len(wanted) and not error
+    if hidden and any(c[2] == "hidden" for c in ref_checks):
+        result.hidden = "passed" if hidden_ok and complete and not violation else "failed"
+    if violation:
+        result.status, result.message = "failed", str(violation)[:300]
+    elif failure:
         result.status, result.message = "failed", failure
     elif tamper:
         result.status, result.message = "failed", f"changed the test environment ({tamper})"
@@ -308,9 +359,9 @@ def _judge_cell(result: TestResult, ref_checks: list[tuple], checks: list[tuple]
             result.status, result.message = "failed", "not done yet (NotImplementedError)"
         else:
             result.status, result.message = "error", f"{name}: {str(message)[:200]}"
-    elif len(checks) != len(ref_checks):
+    elif len(checks) != len(wanted):
         result.status = "failed"
-        result.message = f"{len(checks)} checks ran, the reference runs {len(ref_checks)}"
+        result.message = f"{len(checks)} checks ran, the reference runs {len(wanted)}"
     if error and end.get("part") != "hidden":  # the student may see errors of visible tests
         name, message = (list(error) + ["", ""])[:2]
         result.error = f"{name}: {str(message)[:300]}"
@@ -318,11 +369,11 @@ def _judge_cell(result: TestResult, ref_checks: list[tuple], checks: list[tuple]
 
 def _show_raw(kind: str, data: object) -> str:
     if kind == "raises":
-        if isinstance(data, tuple) and data and data[0] == "names":
+        if _listish(data, 2) and data[0] == "names" and _listish(data[1]):
             return " / ".join(map(str, data[1]))
-        if isinstance(data, tuple) and data and data[0] == "raised":
-            return f"{data[2]}: {str(data[3])[:200]}"
+        if _listish(data, 3) and data[0] == "raised" and _listish(data[1]) and data[1]:
+            return f"{data[1][0]}: {str(data[2])[:200]}"
         return "(正常返回 / returned normally)"
     if kind == "shape":
-        return str(data[1]) if isinstance(data, tuple) and len(data) == 2 else "?"
+        return str(tuple(data[1])) if _listish(data, 2) and _listish(data[1]) else "?"
     return show(decode(data))

@@ -7,8 +7,9 @@ other cell, the test cells, the hidden tests and all metadata come from the inst
 
 from __future__ import annotations
 
+import ast
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nbformat import NotebookNode
 
@@ -42,17 +43,182 @@ class Program:
     slots: tuple[tuple[int, int, str], ...]  # (cell index, line index, indent) of each region
     tests: tuple[Test, ...]
     reference: tuple[str, ...]  # the reference solution of each region
+    _rewritten: dict = field(default_factory=dict, compare=False, repr=False)
 
-    def assemble(self, regions: list[str] | None) -> list[dict]:
-        """Job cells with ``regions`` (or the reference solutions) in place; fresh copies."""
+    def assemble(self, regions: list[str] | None, *, cut: frozenset[int] = frozenset(),
+                 keep: frozenset[tuple[int, int]] = frozenset(),
+                 seeds: dict[int, int] | None = None) -> list[dict]:
+        """Job cells with ``regions`` (or the reference solutions) in place; fresh copies.
+
+        Test cells are rewritten (``rewrite_tests``): every ``check_*`` call is numbered (its
+        *site*); in the test cells listed in ``cut`` its expected argument is cut out, except at
+        the sites in ``keep`` ((cell, site) of checks whose expected value depends on the run).
+        ``seeds``: the seed of each test cell (default 0).
+        """
         texts = self.reference if regions is None else regions
         if len(texts) != len(self.slots):
             raise RegionError(f"expected {len(self.slots)} solution regions, got {len(texts)}")
+        key = (frozenset(cut), frozenset(keep))
+        if key not in self._rewritten:
+            self._rewritten[key] = rewrite_tests(self.cells, key[0], key[1])
+        tests = self._rewritten[key]
         cells = [dict(c, lines=list(c["lines"])) if c["kind"] == "code" else dict(c) for c in self.cells]
         for (cell, line, indent), body in zip(self.slots, texts, strict=True):
             cells[cell]["lines"][line] = _reindent(body, indent)
-        return [{"kind": "code", "source": "\n".join(c.pop("lines"))} if c["kind"] == "code" else c
-                for c in cells]
+        out = []
+        for index, c in enumerate(cells):
+            if c["kind"] == "code":
+                out.append({"kind": "code", "source": "\n".join(c["lines"])})
+            else:
+                out.append({"kind": "test", "parts": [list(p) for p in tests[index]],
+                            "seed": int((seeds or {}).get(index, 0))})
+        return out
+
+
+# ---------------------------------------------------------------- check sites and cut expectations
+
+CHECK_CALLS = {"check_equal": ("expected", ()), "check_close": ("expected", ()),
+               "check_shape": ("expected_shape", ()), "check_raises": ("exception", ("match",)),
+               "check_true": (None, ())}
+
+
+def _check_name(call: ast.Call) -> str | None:
+    func = call.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    return name if name in CHECK_CALLS else None
+
+
+def _expected_nodes(call: ast.Call) -> list[ast.AST] | None:
+    """The argument nodes holding the expected value (None: the call's form cannot be cut)."""
+    name = _check_name(call)
+    keyword, extra = CHECK_CALLS[name]  # type: ignore[index]
+    if keyword is None or any(isinstance(a, ast.Starred) for a in call.args) or \
+            any(k.arg is None for k in call.keywords):
+        return None
+    found = [a for i, a in enumerate(call.args) if i == 1]
+    found += [k.value for k in call.keywords if k.arg == keyword or k.arg in extra]
+    return found if found else None
+
+
+def _parse_parts(cell: dict) -> list[tuple[str, ast.Module]]:
+    return [(part, ast.parse(source)) for part, source in cell["parts"]]
+
+
+def _sites(trees: list[tuple[str, ast.Module]]) -> dict[int, int]:
+    """``id(call node) → site``: check calls numbered in a fixed (breadth-first) order."""
+    sites: dict[int, int] = {}
+    for _, tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _check_name(node):
+                sites[id(node)] = len(sites)
+    return sites
+
+
+def rewrite_tests(cells: tuple[dict, ...], cut: frozenset[int],
+                  keep: frozenset[tuple[int, int]]) -> dict[int, list[tuple[str, str]]]:
+    """The parts of every test cell with numbered checks and, in ``cut`` cells, without expectations.
+
+    Cutting replaces a check's expected argument with ``None`` (and passes ``_cut=True``), so the
+    expected value is never computed in a student's process; simple assignments ``name = ...`` whose
+    name is only ever read by cut expectations (``want = a + b``) are removed too. The parent gets
+    the expected values from the reference solution's run instead; calibration verifies that a
+    cut cell still draws the same inputs (``batch.Grader.calibrate``).
+    """
+    parsed = {i: _parse_parts(c) for i, c in enumerate(cells) if c["kind"] == "test"}
+    sites = {i: _sites(trees) for i, trees in parsed.items()}
+    cut_roots: set[int] = set()
+    for i, trees in parsed.items():
+        if i not in cut:
+            continue
+        for _, tree in trees:
+            for node in ast.walk(tree):
+                site = sites[i].get(id(node)) if isinstance(node, ast.Call) else None
+                if site is not None and (i, site) not in keep:
+                    for arg in _expected_nodes(node) or ():
+                        cut_roots.add(id(arg))
+    removable = _expected_only(parsed, cut, cut_roots)
+    out: dict[int, list[tuple[str, str]]] = {}
+    for i, trees in parsed.items():
+        parts = []
+        for part, tree in trees:
+            _Rewriter(sites[i], cut_roots, removable if i in cut else set(), i, keep).visit(tree)
+            ast.fix_missing_locations(tree)
+            parts.append((part, ast.unparse(tree)))
+        out[i] = parts
+    return out
+
+
+def _expected_only(parsed: dict[int, list], cut: frozenset[int], cut_roots: set[int]) -> set[int]:
+    """``id`` of the assignment statements that only feed cut expectations (removable)."""
+    bindings: dict[str, list[ast.Assign]] = {}
+    other_bound: set[str] = set()
+    loads: list[tuple[str, str, object]] = []  # (name, context, detail)
+    for i, trees in parsed.items():
+        for _, tree in trees:
+            parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                        isinstance(node.targets[0], ast.Name) and i in cut and \
+                        not any(isinstance(n, ast.Call) and _check_name(n) for n in ast.walk(node.value)):
+                    bindings.setdefault(node.targets[0].id, []).append(node)
+                elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                    parent = parents.get(id(node))
+                    if not (isinstance(parent, ast.Assign) and parent in bindings.get(node.id, ())):
+                        other_bound.add(node.id)
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    other_bound.add(node.name)
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    context, up, child = "live", parents.get(id(node)), node
+                    while up is not None:
+                        if id(child) in cut_roots:
+                            context = "cut"
+                            break
+                        if isinstance(up, ast.Assign) and child is up.value and len(up.targets) == 1 and \
+                                isinstance(up.targets[0], ast.Name):
+                            context = "rhs:" + up.targets[0].id
+                            break
+                        child, up = up, parents.get(id(up))
+                    if context == "live" and id(child) in cut_roots:
+                        context = "cut"
+                    loads.append((node.id, context if i in cut else "live", None))
+    names = set(bindings) - other_bound
+    changed = True
+    while changed:
+        changed = False
+        for name in list(names):
+            for load, context, _ in loads:
+                fed = context == "cut" or (context.startswith("rhs:") and context[4:] in names)
+                if load == name and not fed:
+                    names.discard(name)
+                    changed = True
+                    break
+    return {id(node) for name in names for node in bindings[name]}
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, sites: dict[int, int], cut_roots: set[int], removable: set[int], cell: int,
+                 keep: frozenset[tuple[int, int]]) -> None:
+        self.sites, self.cut_roots, self.removable = sites, cut_roots, removable
+        self.cell, self.keep = cell, keep
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        if id(node) in self.removable:
+            return ast.copy_location(ast.Pass(), node)
+        return self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        site = self.sites.get(id(node))
+        cut = site is not None and (any(id(a) in self.cut_roots for a in node.args)
+                                    or any(id(k.value) in self.cut_roots for k in node.keywords))
+        if site is not None and cut:
+            node.args = [ast.Constant(None) if id(a) in self.cut_roots else a for a in node.args]
+            node.keywords = [k for k in node.keywords if id(k.value) not in self.cut_roots]
+        self.generic_visit(node)
+        if site is not None:
+            node.keywords.append(ast.keyword("_site", ast.Constant(site)))
+            if cut:
+                node.keywords.append(ast.keyword("_cut", ast.Constant(True)))
+        return node
 
 
 def _reindent(body: str, indent: str) -> str:

@@ -3,18 +3,17 @@
 Children are forked by a *zygote*: a ``python -I -S runner.py`` process (no PYTHON* variables, no
 user site, no script folder on ``sys.path``; the runner sets ``sys.path`` itself, with a scrubbed
 environment) that imported numpy and mytorch once and never runs student code. A fork is a fresh
-process with those imports done, in milliseconds instead of a quarter of a second. Each child gets
-its own session and process group, a fresh temporary folder, and rlimits (address space, CPU, file
-size, open files, no core dumps, no new processes where the kernel enforces it) before any student
-code runs. The parent enforces the wall clock per cell and kills the child's whole process group
-when a cell runs too long, when the child is done, and when anything goes wrong. Its stdout is
-discarded; stderr keeps a short tail for the instructor; records come only through a private pipe
-and must carry the job's nonce.
+process with those imports done, in milliseconds instead of a quarter of a second. Each child then
+isolates itself (``jail.py``: namespaces, a read-only view of what it needs, private /tmp, no
+capabilities, seccomp) and sets rlimits before any student code runs. The parent enforces the wall
+clock per cell and kills the child's whole process group when a cell runs too long, when the child
+is done, and when anything goes wrong. Its stdout is discarded; stderr keeps a short tail for the
+instructor; records come only through a private pipe, must carry the job's nonce, and are checked
+against a strict schema: anything else makes the run the student's ``error``, never the grader's.
 """
 
 from __future__ import annotations
 
-import ast
 import atexit
 import contextlib
 import json
@@ -56,6 +55,8 @@ class ChildResult:
     detail: str = ""  # exit code / signal / stderr tail, for the instructor
     stopped: dict[int, str] = field(default_factory=dict)  # cell → "timeout"|"crashed" (run_all)
     unstarted: bool = False  # no child could be started: the grader's trouble, not a verdict
+    malformed: str = ""  # the child sent a record that breaks the protocol (the student's error)
+    isolation: dict = field(default_factory=dict)  # which OS layers were in force (from the zygote)
 
 
 def _trusted_paths(root: Path) -> tuple[list[str], list[str], list[str]]:
@@ -71,10 +72,26 @@ def _trusted_paths(root: Path) -> tuple[list[str], list[str], list[str]]:
 
 
 def _env(home: str) -> dict[str, str]:
-    """The whole environment of the zygote and its children: nothing of the instructor's."""
+    """The whole environment of the zygote and its children: nothing of the instructor's.
+
+    One BLAS thread (a child may not start threads); mytorch's malloc tuning off (it needs ctypes,
+    which the zygote keeps out of every module a student can reach).
+    """
     return {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+            "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg", "MYTORCH_MALLOC_REUSE": "0"}
+
+
+def _jail_spec(root: Path, home: str) -> dict:
+    """What the zygote's children see: the stdlib, mytorch/ and bookkit/ (site-packages: only what
+    the zygote imported, added by the zygote), never real torch."""
+    stdlib = [p for p in sys.path if p and "site-packages" not in p and Path(p).resolve() != root
+              and p.startswith(sys.base_prefix) and os.path.isdir(p)]
+    site = [p for p in sys.path if p.endswith("site-packages")]
+    hide = [str(Path(s) / name) for s in site for name in ("torch", "torchgen", "functorch")]
+    return {"base": os.path.join(home, "root"),
+            "binds": [*stdlib, str(root / "mytorch"), str(root / "bookkit")],
+            "hide": hide, "no_namespaces": os.environ.get("BOOKKIT_GRADER_NO_NAMESPACES") == "1"}
 
 
 class ZygoteDied(Exception):
@@ -88,10 +105,12 @@ class _Zygote:
     def __init__(self, root: Path) -> None:
         sys_path, _, _ = _trusted_paths(root)
         self.home = tempfile.mkdtemp(prefix="grade-zygote-")
+        self.layers: dict | None = None
         self.sock, theirs = socket.socketpair()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(RUNNER), str(theirs.fileno()), json.dumps(sys_path)],
+                [sys.executable, "-I", "-S", str(RUNNER), str(theirs.fileno()), json.dumps(sys_path),
+                 json.dumps(_jail_spec(root, self.home))],
                 cwd=self.home, env=_env(self.home), stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
                 start_new_session=True, close_fds=True)
@@ -102,12 +121,17 @@ class _Zygote:
     def fork(self, job: bytes, records_w: int, stderr_w: int) -> int:
         """Hand ``job`` and the two pipes' write ends to a new child; return its pid."""
         try:
+            self.sock.settimeout(ZYGOTE_START)  # the first job waits for the zygote's imports
+            if self.layers is None:
+                ready = self.lines.readline()
+                if not ready.startswith(b"READY "):
+                    raise ZygoteDied(ready.decode("utf-8", "replace").strip() or "the zygote did not start")
+                self.layers = json.loads(ready[6:])
             socket.send_fds(self.sock, [b"%016d" % len(job)], [records_w, stderr_w])
             self.sock.sendall(job)
-            self.sock.settimeout(ZYGOTE_START)  # the first job waits for the zygote's imports
             line = self.lines.readline()
             self.sock.settimeout(None)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             raise ZygoteDied(str(exc)) from None
         if not line.startswith(b"PID "):
             raise ZygoteDied(line.decode("utf-8", "replace").strip() or "no answer")
@@ -176,8 +200,11 @@ atexit.register(shutdown)
 
 
 def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: Limits,
-            start: int = 0, skip: frozenset[int] = frozenset(), new_zygote: bool = False) -> ChildResult:
-    """Run ``cells`` (from ``start``, without ``skip``) in a sandboxed child; return its records.
+            skip: frozenset[int] = frozenset(), new_zygote: bool = False, audit: bool = True) -> ChildResult:
+    """Run ``cells`` (without ``skip``) in a sandboxed child; return its records.
+
+    Test cells carry their own ``seed`` (the random inputs of one test never depend on another);
+    ``seed`` seeds the code cells.
 
     ``new_zygote``: fork from a zygote started for this job, so that everything a process draws
     at start-up (address layout, string hashing) differs from the other zygotes' children.
@@ -193,8 +220,8 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
         rlimits["RLIMIT_NPROC"] = 0
     result = ChildResult()
     with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
-        job = {"cells": cells, "seed": seed, "hidden": hidden, "start": start, "skip": sorted(skip),
-               "nonce": nonce, "read_ok": read_ok, "read_denied": denied, "cwd": tmp,
+        job = {"cells": cells, "seed": seed, "hidden": hidden, "skip": sorted(skip),
+               "audit": audit, "nonce": nonce, "read_ok": read_ok, "read_denied": denied, "cwd": tmp,
                "limits": rlimits}
         read_fd, write_fd = os.pipe()
         err_r, err_w = os.pipe()
@@ -212,9 +239,10 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
         finally:  # the child holds the write ends now: end of file once it is gone
             os.close(write_fd)
             os.close(err_w)
+        result.isolation = dict(zygote.layers or {})
         stderr_tail = bytearray()
         records: list[dict] = []
-        state: dict = {"garbled": False, "code": None}
+        state: dict = {"garbled": False, "code": None, "malformed": ""}
         got_record, exited = threading.Event(), threading.Event()
 
         def read_records() -> None:
@@ -232,10 +260,12 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
                     start = 0
                     while (end := chunk.find(b"\n", start)) >= 0:
                         line += chunk[start:end]
-                        record = _parse(bytes(line), prefix)
+                        record = _parse(bytes(line), prefix, len(cells))
                         line.clear()
                         start = end + 1
-                        if record is not None:
+                        if isinstance(record, str):  # a line with the nonce that breaks the protocol
+                            state["malformed"] = state["malformed"] or record
+                        elif record is not None:
                             records.append(record)
                             got_record.set()
                     line += chunk[start:]
@@ -279,6 +309,9 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
             zygote.close()
         else:
             _give_back(root, zygote)
+    if state["malformed"]:
+        result.malformed = state["malformed"]
+        records = [r for r in records if r.get("ev") == "done"]
     for record in records:
         if record.get("ev") == "begin":
             result.running = record.get("cell")
@@ -296,15 +329,49 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
     return result
 
 
-def _parse(line: bytes, prefix: bytes) -> dict | None:
-    """A record from one line, or None for anything not carrying the nonce or not plain data."""
+_CHECK_KINDS = ("equal", "close", "shape", "raises", "true")
+
+
+def _parse(line: bytes, prefix: bytes, cells: int) -> dict | str | None:
+    """A record from one line; None for lines without the nonce (stdout noise is never read, but a
+    student may write to any descriptor); a reason (str) for a line with the nonce that is not a
+    well-formed record: only a child whose seal was broken can send one."""
     if not line.startswith(prefix):
         return None
     try:
-        record = ast.literal_eval(line[len(prefix):].decode("utf-8"))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError, UnicodeDecodeError):
-        return None
-    return record if isinstance(record, dict) else None
+        record = json.loads(line[len(prefix):].decode("utf-8"))
+    except (ValueError, TypeError, MemoryError, RecursionError, UnicodeDecodeError):
+        return "a record that is not JSON"
+    if not isinstance(record, dict):
+        return "a record that is not an object"
+    ev = record.get("ev")
+    if ev == "done" and len(record) == 1:
+        return record
+    cell = record.get("cell")
+    if type(cell) is not int or not 0 <= cell < cells:
+        return "a record for a cell that does not exist"
+    if ev == "begin" and len(record) == 2:
+        return record
+    if ev != "end" or set(record) != {"ev", "cell", "checks", "error", "part", "tamper", "violation"}:
+        return "a record of an unknown form"
+    error = record["error"]
+    if error is not None and not (isinstance(error, list) and len(error) == 2
+                                  and all(isinstance(e, str) for e in error)):
+        return "a malformed error"
+    notes = (record["part"], record["tamper"], record["violation"])
+    if not all(v is None or isinstance(v, str) for v in notes):
+        return "a malformed end record"
+    checks = record["checks"]
+    if not isinstance(checks, list) or not all(_check_ok(c) for c in checks):
+        return "a malformed check"
+    return record
+
+
+def _check_ok(check: object) -> bool:
+    """``[kind, site, part, what_zh, what_en, got, expected, options]`` (values are decoded later)."""
+    return (isinstance(check, list) and len(check) == 8 and check[0] in _CHECK_KINDS
+            and type(check[1]) is int and check[2] in ("visible", "hidden")
+            and isinstance(check[3], str) and isinstance(check[4], str) and isinstance(check[7], list))
 
 
 def _kill(pid: int) -> None:
@@ -316,8 +383,8 @@ def _kill(pid: int) -> None:
 
 
 def run_all(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: Limits,
-            new_zygote: bool = False) -> ChildResult:
-    """Run every cell, restarting after a cell that timed out or crashed, without that cell.
+            new_zygote: bool = False, skip: frozenset[int] = frozenset()) -> ChildResult:
+    """Run every cell (but ``skip``), restarting after a cell that timed out or crashed, without it.
 
     One hanging or process-killing cell then costs only the tests that need it. Finished test
     cells are not run again; code cells are (tests need their definitions). Each restart skips
@@ -326,12 +393,16 @@ def run_all(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
     merged = ChildResult()
     tests = {i for i, c in enumerate(cells) if c["kind"] == "test"}
     while True:
-        skip = frozenset(merged.stopped) | (tests & set(merged.ends))
-        result = run_job(root, cells, seed=seed, hidden=hidden, limits=limits, skip=skip,
+        skipped = frozenset(skip) | frozenset(merged.stopped) | (tests & set(merged.ends))
+        result = run_job(root, cells, seed=seed, hidden=hidden, limits=limits, skip=skipped,
                          new_zygote=new_zygote)
         merged.ends.update(result.ends)
         merged.detail = result.detail
         merged.unstarted |= result.unstarted
+        merged.isolation = merged.isolation or result.isolation
+        if result.malformed:  # a broken protocol: nothing this child said can be used
+            merged.malformed, merged.ends = result.malformed, {}
+            return merged
         if result.outcome == "done":
             return merged
         if result.running is None or result.running in merged.stopped:

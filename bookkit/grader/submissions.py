@@ -1,13 +1,17 @@
-"""Finding and reading submissions: one folder per student, exercise files as ``.md`` or ``.ipynb``.
+"""Finding and reading submissions: one folder per student, exercise files as ``.md`` or ``.ipynb``,
+at the top of the folder or in an ``exercises/`` sub-folder (the layout of the book's repository).
 
 Reading never executes anything and never fails: a file is either absent (``missing``), unreadable
-or malformed (``invalid``, with a message saying why), or yields the student's region texts.
+or malformed (``invalid``, with a message saying why), or yields the student's region texts. Folder
+walks are iterative and bounded (a 1,000-level tree or a million files costs a student nothing more
+than a note), and names that are not UTF-8 are shown escaped.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +20,9 @@ from bookkit.grader.regions import RegionError, regions_of_cells, regions_of_tex
 
 MAX_FILE_BYTES = 5 << 20
 SUFFIXES = (".md", ".ipynb")
+PLACES = ("", "exercises")  # where exercise files are looked for, inside a student's folder
+MAX_WALK_DEPTH = 6
+MAX_WALK_ENTRIES = 2000
 
 
 @dataclass(frozen=True)
@@ -29,35 +36,95 @@ class Submission:
     digest_source: bytes = b""  # the bytes graded (for the result cache)
 
 
+def display_name(name: str) -> str:
+    """A file or folder name as text: bytes that are not UTF-8 shown as ``\\xNN``."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def students(folder: Path) -> list[Path]:
     """Student folders (hidden folders, ``__MACOSX`` and plain files are ignored), sorted."""
-    return sorted(p for p in folder.iterdir()
-                  if not p.name.startswith((".", "__")) and p.is_dir() and not p.is_symlink())
+    found = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            try:
+                if not entry.name.startswith((".", "__")) and entry.is_dir(follow_symlinks=False):
+                    found.append(Path(entry.path))
+            except OSError:
+                continue
+    return sorted(found, key=lambda p: p.name.encode("utf-8", "surrogateescape"))
+
+
+def _lexists(path: Path) -> bool:
+    try:
+        path.lstat()
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 def pick_file(student: Path, stem: str) -> Path | None:
-    """``<stem>.md`` or ``<stem>.ipynb``; with both, the newer one (the .md on a tie)."""
-    found = [student / (stem + s) for s in SUFFIXES if (student / (stem + s)).exists()
-             or (student / (stem + s)).is_symlink()]
-    if len(found) == 2:
-        md, nb = found
-        try:
-            return nb if nb.lstat().st_mtime > md.lstat().st_mtime else md
-        except OSError:
-            return md
+    """``<stem>.md`` or ``<stem>.ipynb``, at the top or in ``exercises/``; with several, the newest
+    (a ``.md`` on a tie, the top folder's before ``exercises/``'s)."""
+    found = [student / place / (stem + s) for place in PLACES for s in SUFFIXES
+             if _lexists(student / place / (stem + s))]
+    if len(found) > 1:
+        def when(path: Path) -> float:
+            try:
+                return path.lstat().st_mtime
+            except OSError:
+                return float("-inf")
+
+        newest = max(when(p) for p in found)
+        return next(p for p in found if when(p) == newest)
     return found[0] if found else None
 
 
-def stray_files(student: Path, stems: list[str]) -> list[tuple[str, str]]:
-    """Files that are not ``<stem>.md|.ipynb``, each with the closest expected name (or '')."""
-    wanted = [stem + s for stem in stems for s in SUFFIXES]
-    strays = []
-    for path in sorted(student.rglob("*")):
-        rel = path.relative_to(student)
-        if path.is_dir() or any(part.startswith(".") for part in rel.parts) or str(rel) in wanted:
+def walk(folder: Path, depth: int = MAX_WALK_DEPTH, limit: int = MAX_WALK_ENTRIES) -> tuple[list[Path], bool]:
+    """Files below ``folder`` (not following links, skipping hidden names), breadth first, at most
+    ``depth`` levels and ``limit`` entries: (files, whether the walk was cut short)."""
+    files, queue, seen, cut = [], [(folder, 0)], 0, False
+    while queue:
+        current, level = queue.pop(0)
+        try:
+            with os.scandir(current) as entries:
+                listed = sorted(entries, key=lambda e: e.name.encode("utf-8", "surrogateescape"))
+        except OSError:
             continue
-        close = difflib.get_close_matches(path.name, wanted, n=1, cutoff=0.5)
-        strays.append((str(rel), close[0] if close else ""))
+        for entry in listed:
+            seen += 1
+            if seen > limit:
+                return files, True
+            if entry.name.startswith("."):
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if level + 1 < depth:
+                    queue.append((Path(entry.path), level + 1))
+                else:
+                    cut = True
+            else:
+                files.append(Path(entry.path))
+    return files, cut
+
+
+def stray_files(student: Path, stems: list[str]) -> list[tuple[str, str]]:
+    """Files that are not ``[exercises/]<stem>.md|.ipynb``, each with the closest expected name
+    (or ''); a tree too deep or too large to list ends with a note."""
+    wanted = [stem + s for stem in stems for s in SUFFIXES]
+    graded = {str(Path(place) / name) for place in PLACES for name in wanted}
+    files, cut = walk(student)
+    strays = []
+    for path in files:
+        rel = str(path.relative_to(student))
+        if rel in graded:
+            continue
+        close = difflib.get_close_matches(display_name(path.name), wanted, n=1, cutoff=0.5)
+        strays.append((display_name(rel), close[0] if close else ""))
+    if cut:
+        strays.append((f"… (more files, or folders deeper than {MAX_WALK_DEPTH} levels, not listed)", ""))
     return strays
 
 
@@ -65,21 +132,28 @@ def read_submission(path: Path | None) -> Submission:
     """The regions of one submitted file, or ``missing`` / ``invalid`` with the reason."""
     if path is None:
         return Submission("missing", message="no file submitted")
+    try:  # no link followed, no FIFO waited for: the checks hold for what is actually read
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == 40:  # ELOOP: the name is a symbolic link
+            return Submission("invalid", path, message="is a symbolic link, not a file")
+        return Submission("invalid", path, message=f"cannot be read ({exc.strerror})")
     try:
-        info = path.lstat()
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return Submission("invalid", path, message="is not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            return Submission("invalid", path, message=f"is larger than {MAX_FILE_BYTES >> 20} MB")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         return Submission("invalid", path, message=f"cannot be read ({exc.strerror})")
-    if stat.S_ISLNK(info.st_mode):
-        return Submission("invalid", path, message="is a symbolic link, not a file")
-    if not stat.S_ISREG(info.st_mode):
-        return Submission("invalid", path, message="is not a regular file")
-    if info.st_size > MAX_FILE_BYTES:
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
         return Submission("invalid", path, message=f"is larger than {MAX_FILE_BYTES >> 20} MB")
     try:
-        data = path.read_bytes()
         text = data.decode("utf-8")
-    except OSError as exc:
-        return Submission("invalid", path, message=f"cannot be read ({exc.strerror})")
     except UnicodeDecodeError:
         return Submission("invalid", path, message="is not UTF-8 text")
     try:
@@ -87,8 +161,8 @@ def read_submission(path: Path | None) -> Submission:
             regions = regions_of_cells(_code_sources(text))
         else:
             regions = regions_of_text(text)
-    except (RegionError, ValueError) as exc:
-        return Submission("invalid", path, message=str(exc))
+    except (RegionError, ValueError, RecursionError, MemoryError) as exc:
+        return Submission("invalid", path, message=str(exc) or type(exc).__name__)
     return Submission("ok", path, tuple(regions), digest_source=data)
 
 
@@ -98,6 +172,8 @@ def _code_sources(text: str) -> list[str]:
         nb = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"is not a readable .ipynb notebook (bad JSON at line {exc.lineno})") from None
+    except (RecursionError, MemoryError):
+        raise ValueError("is not a readable .ipynb notebook (nested too deeply)") from None
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list):
         raise ValueError("is not a notebook: it has no list of cells (nbformat 4)")
