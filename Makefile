@@ -98,7 +98,7 @@ lint: $(STAMP) ## 作者：快速同步检查（不执行）/ contributors: the 
 test: lint ## 作者：全部检查和测试（CI 跑的就是它）/ contributors: lint, every test incl. nbval, then the library's tests on the solutions' pieces (what CI runs)
 	$(PY) -m pytest -n $(JOBS)
 	@echo "== the library's tests again, every reference solution plugged in as a student's piece =="
-	MYTORCH_MINE=solutions MYTORCH_MINE_QUIET=1 $(PY) -m pytest -n $(JOBS) -m library -q -p no:cacheprovider
+	MYTORCH_MINE="$(CURDIR)/solutions" MYTORCH_MINE_QUIET=1 $(PY) -m pytest -n $(JOBS) -m library -q -p no:cacheprovider
 
 book: $(STAMP) ## 网页版：build/web/index.html（离线可读）/ the web edition: build/web/index.html (works offline)
 	$(BOOKKIT) book

@@ -355,7 +355,12 @@ def _from_environment() -> None:
     """``MYTORCH_MINE=1`` or ``=<folder>``: switch on at import (scripts, tests, notebooks)."""
     value = os.environ.get("MYTORCH_MINE", "").strip()
     if value and value != "0":
-        use_mine(None if value == "1" else value, quiet=os.environ.get("MYTORCH_MINE_QUIET") == "1")
+        try:
+            use_mine(None if value == "1" else value,
+                     quiet=os.environ.get("MYTORCH_MINE_QUIET") == "1")
+        except FileNotFoundError as exc:  # a wrong setting must not break `import mytorch`
+            print(f"mytorch: MYTORCH_MINE={value}: {exc}; running on the library's own pieces",
+                  file=sys.stderr)
 
 
 def current(name: str) -> Callable:
