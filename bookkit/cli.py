@@ -73,7 +73,7 @@ def cmd_check_teaches(project: Project, args: argparse.Namespace) -> int:
     if methods is None:
         print(f"note: {why}; Tensor method calls are not checked, only `torch.X` uses "
               "(this check gets stricter once mytorch.Tensor exists)")
-    problems = check(chapters, others, methods)
+    problems = check(chapters, others, methods, project.mytorch_only())
     return print_problems("check-teaches", problems, len(chapters) + len(others), project.root)
 
 

@@ -267,3 +267,12 @@ def reference_of(*names: str) -> tuple:
             if isinstance(fn, types.FunctionType) and fn not in out:
                 out.append(fn)
     return tuple(out)
+
+
+def host_routes() -> tuple:
+    """The ways from a mytorch tensor into NumPy or Python lists (``t.numpy()``, ``np.asarray(t)``,
+    ``t.tolist()``). An exercise whose answer is a tensor forbids them around the student's call:
+    the work is then done with tensor ops, which keep the tensor's device and its graph."""
+    import mytorch
+
+    return mytorch.Tensor.numpy, mytorch.Tensor.tolist
