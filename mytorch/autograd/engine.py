@@ -108,6 +108,8 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
         slots = buffers.setdefault(node, [None] * node.num_outputs)
         slots[nr] = g if slots[nr] is None else slots[nr] + g
     order = pieces.backward_order(list(buffers))
+    if not only_inputs and _watched_leaves(order):
+        order = _leaves_early(order)
     results: list = [None] * n_results
     adopted: dict = {}  # leaves whose first gradient became .grad without a copy (see _settle)
     run_node = _node_runner(retain_graph, create_graph, only_inputs, adopted)
@@ -135,6 +137,40 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
                     f"The differentiated Tensor at index {i} appears to not have been used in the "
                     "graph. Set allow_unused=True if this is the desired behavior.")
     return tuple(results)
+
+
+def _watched_leaves(order: list) -> bool:
+    """Whether a leaf of the graph has hooks, which see when its gradient arrives (DDP starts
+    averaging a bucket of gradients from them while backward still runs)."""
+    for node in order:
+        if node.__class__ is AccumulateGrad:
+            t = node.variable
+            if node._special or t._leaf_hooks or "_post_acc_hooks" in t.__dict__:
+                return True
+    return False
+
+
+def _leaves_early(order: list) -> list:
+    """``order`` with each leaf's ``AccumulateGrad`` moved up to just after the last node that
+    feeds it, as torch's engine runs it as soon as it is ready: a leaf's gradient (and its
+    hooks) then comes as early in the pass as it can, whatever order ``backward_order`` chose
+    among the nodes ready at one time (``AddmmBackward0``'s bias, for instance)."""
+    feeds: dict = {}  # AccumulateGrad -> how many edges into it are still to run
+    for node in order:
+        for nxt, _ in node.next_functions:
+            if nxt.__class__ is AccumulateGrad:
+                feeds[nxt] = feeds.get(nxt, 0) + 1
+    out = []
+    for node in order:
+        if node.__class__ is AccumulateGrad and node in feeds:
+            continue  # placed after its last producer below
+        out.append(node)
+        for nxt, _ in node.next_functions:
+            if nxt.__class__ is AccumulateGrad:
+                feeds[nxt] -= 1
+                if not feeds[nxt]:
+                    out.append(nxt)
+    return out
 
 
 def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool,
