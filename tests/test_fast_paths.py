@@ -83,6 +83,54 @@ def test_double_backward_through_lean_ops():
         assert_same(m, r, atol=1e-5, rtol=1e-5)
 
 
+LEAN_OPS = {
+    "add": lambda x, w: x + w, "sub": lambda x, w: x - w, "mul": lambda x, w: x * w,
+    "div": lambda x, w: x / (w * w + 1), "number first": lambda x, w: 3 * x - 0.5 / (w * w + 1),
+    "number second": lambda x, w: (x + 2) * 1.5 - w / 4, "tanh": lambda x, w: (x * w).tanh(),
+    "sigmoid": lambda x, w: x.sigmoid() + w.atanh() * 0.5,
+}
+
+
+@pytest.mark.parametrize("shape", [(), (5,), (2, 3)], ids=str)
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64], ids=lambda d: d.__name__)
+@pytest.mark.parametrize("op", list(LEAN_OPS))
+def test_lean_path_gives_the_general_paths_bits(op, dtype, shape):
+    """Under saved-tensor hooks that change nothing, every op takes the general path: the lean
+    path's values, gradients and node names must be the very same."""
+    x0 = np.asarray(_rand(*shape, seed=3) * 0.5, dtype=dtype)
+    w0 = np.asarray(_rand(*shape, seed=4) * 0.5, dtype=dtype)
+    runs = []
+    for general in (False, True):
+        x, w = (mytorch.from_numpy(a.copy()).requires_grad_() for a in (x0, w0))
+        if general:
+            with mytorch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                y = LEAN_OPS[op](x, w)
+            assert _general(y)
+        else:
+            y = LEAN_OPS[op](x, w)
+            assert isinstance(y.grad_fn, LeanNode)
+        gy = mytorch.from_numpy(np.asarray(_rand(*shape, seed=5), dtype=dtype))
+        y.backward(gy)
+        runs.append((y.grad_fn.name(), y.dtype, y.detach().numpy(), x.grad.numpy(),
+                     w.grad.numpy()))
+    (name, dt, *arrays), (ref_name, ref_dt, *ref_arrays) = runs
+    assert (name, dt) == (ref_name, ref_dt)
+    for a, b in zip(arrays, ref_arrays):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+
+
+def test_lean_nodes_under_create_graph_record_the_general_graph():
+    (x, w), (tx, tw) = _pair(_rand(4), _rand(4, seed=1))
+    for a, b, lib in ((x, w, mytorch), (tx, tw, torch)):
+        y = (a * b).sigmoid() / (b * b + 1)
+        ga, gb = lib.autograd.grad(y.sum(), (a, b), create_graph=True)
+        assert ga.grad_fn is not None and gb.grad_fn is not None
+        (ga * gb).sum().backward()
+    assert_same(x.grad, tx.grad, atol=1e-6, rtol=1e-5)
+    assert_same(w.grad, tw.grad, atol=1e-6, rtol=1e-5)
+
+
 def _general(y: mytorch.Tensor) -> bool:
     return y.grad_fn is not None and not isinstance(y.grad_fn, LeanNode)
 
@@ -367,3 +415,18 @@ def test_unbroadcast_fast_path_equals_the_piece(shapes):
     with mytorch.enable_grad():  # create_graph: the piece itself, differentiable
         x = mytorch.from_numpy(_rand(*shapes[0])).requires_grad_()
         assert p.fast(x * 2, shapes[1]).grad_fn is not None or shapes[0] == shapes[1]
+
+
+def test_leaf_hooks_fire_in_torchs_order_through_addmm():
+    """A leaf's gradient is accumulated as soon as it is ready, as in torch's engine: the last
+    layer's bias before the layers below it (DDP launches its buckets from these hooks)."""
+    orders = []
+    for lib in (mytorch, torch):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 2))
+        seen: list = []
+        for name, p in model.named_parameters():
+            p.register_post_accumulate_grad_hook(lambda p, name=name: seen.append(name))
+        model(lib.ones(5, 3)).sum().backward()
+        orders.append(seen)
+    assert orders[0] == orders[1]
