@@ -25,11 +25,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._creation import empty, zeros
-from ..._pieces import piece, pieces
+from ..._pieces import REGISTRY, piece, pieces
 from ..._ops.shape import cat, stack
 from ..._tensor import Tensor
 from .. import init
+from ...autograd.graph import _SAVED_HOOKS, _anomaly
 from .._functional.dropout import dropout as _dropout
+from .._functional.rnn import fused_rnn_ok, rnn_layer
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
@@ -148,6 +150,24 @@ def _run_reverse(step: Callable, gx: Tensor, batch_sizes: list[int], state0: Sta
         state = step(gx[offsets[t]:offsets[t + 1]], state, *weights)
         outputs[t] = state[0]
     return cat(outputs), state
+
+
+def _layer_reference(mode: str, batch_sizes: list[int], reverse: bool) -> Callable:
+    """One layer and direction step by step (the readable path), as a function of the inputs of
+    :func:`rnn_layer`'s node: what that node differentiates under ``create_graph=True``."""
+    step = _STEPS[mode]
+    run = _run_reverse if reverse else _run_forward
+
+    def reference(x: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None,
+                  b_hh: Tensor | None, h0: Tensor, c0: Tensor | None, w_hr: Tensor | None
+                  ) -> tuple:
+        gx = x.matmul(w_ih.t())
+        if b_ih is not None:
+            gx = gx + b_ih
+        out, (h, c) = run(step, gx, batch_sizes, (h0, c0), (w_hh, b_hh, w_hr))
+        return out, h, c
+
+    return reference
 
 
 # ----------------------------------------------------------------------------- RNN, LSTM, GRU
@@ -347,6 +367,7 @@ class RNNBase(Module):
         directions = 2 if self.bidirectional else 1
         finals: list[State] = []
         x = data
+        fused = self._fused(data, h0, c0)
         for layer in range(self.num_layers):
             outs = []
             for direction in range(directions):
@@ -354,6 +375,14 @@ class RNNBase(Module):
                 w = dict(zip(("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"),
                              self._layer_weights(layer, direction), strict=False))
                 state0 = (h0[k], None if c0 is None else c0[k])
+                if fused:  # the whole sequence as one node (see _functional/rnn.py)
+                    out, h, c = rnn_layer(self.mode, x, batch_sizes, state0[0], state0[1],
+                                          *w.values(), reverse=direction == 1,
+                                          reference=_layer_reference(self.mode, batch_sizes,
+                                                                     direction == 1))
+                    outs.append(out)
+                    finals.append((h, c))
+                    continue
                 if self.mode == "LSTM" and pieces.lstm_cell is not lstm_cell:
                     # A student's cell: nn.LSTM runs step by step through it, as a loop over
                     # nn.LSTMCell would (the library's own path computes x W_ihᵀ at once).
@@ -376,6 +405,19 @@ class RNNBase(Module):
         if self.mode != "LSTM":
             return x, h_n
         return x, (h_n, stack([f[1] for f in finals]))
+
+    def _fused(self, data: Tensor, h0: Tensor, c0: Tensor | None) -> bool:
+        """Whether the layers run as whole-sequence kernels (``_functional/rnn.py``): float32 or
+        float64 arrays in host memory, the library's own pieces (a student's ``lstm_cell`` or
+        ``matmul_backward`` runs step by step, as the readable path), no saved-tensor hooks and
+        no anomaly mode (both see the step-by-step graph)."""
+        if _SAVED_HOOKS or _anomaly.enabled:
+            return False
+        if self.mode == "LSTM" and pieces.lstm_cell is not lstm_cell:
+            return False
+        if pieces.matmul_backward is not REGISTRY["matmul_backward"].default:
+            return False
+        return fused_rnn_ok(data, h0, c0, *self._flat_weights)
 
     def _layer_weights(self, layer: int, direction: int) -> tuple:
         suffix = "_reverse" if direction == 1 else ""
