@@ -610,7 +610,7 @@ def _logsumexp_fused(input: Tensor, dim: Any, keepdim: bool) -> Tensor:
     return res
 
 
-@piece("05.3", fast=_logsumexp_fused, wrap=as_op("LogsumexpBackward0"))
+@piece("05.3", fast=_logsumexp_fused, wrap=as_op("LogsumexpBackward0", saves_output=True))
 def log_sum_exp(x, dim, keepdim):
     """``log(Σ exp(x))`` over the dimensions ``dim`` (a tuple), computed so that no ``exp``
     overflows or underflows to nothing: finite wherever the answer is finite, and ``-inf`` or
