@@ -307,20 +307,28 @@ def _check_nll(input: Tensor, target: Tensor, weight: Tensor | None) -> None:
                            f"{_pw._cap(weight.dtype)}")
 
 
+def _check_targets(input: Tensor, target: Tensor, ignore_index: int) -> None:
+    """torch's IndexError for a class index that does not exist (``ignore_index`` excepted)."""
+    t = target._data
+    n_classes = input.shape[0 if input.dim() == 1 else 1]
+    if not t.size or (t.min() >= 0 and t.max() < n_classes):  # the usual case: two reductions
+        return
+    t = t.astype(np.int64, copy=False)
+    bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
+
+
 def _class_targets(input: Tensor, target: Tensor, ignore_index: int) -> tuple[Any, Any, int]:
-    """(index array safe to gather with, mask of ignored targets, class dim); IndexError if out
-    of range."""
+    """(index array safe to gather with, mask of ignored targets, class dim), for targets
+    already checked by :func:`_check_targets`."""
     cdim = 0 if input.dim() == 1 else 1
     xp = xp_for(input._device)
     t = target._data.astype(np.int64, copy=False)
     if input.dim() == 1:
         t = t.reshape(())
     ignored = t == ignore_index
-    safe = xp.where(ignored, 0, t)
-    bad = (safe < 0) | (safe >= input.shape[cdim])
-    if bad.any():
-        raise IndexError(f"Target {int(safe[bad].reshape(-1)[0])} is out of bounds.")
-    return safe, ignored, cdim
+    return xp.where(ignored, 0, t), ignored, cdim
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -337,7 +345,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     _same_device(input, target, weight)
     _check_nll(input, target, weight)
     _not_differentiable("nll_loss_forward", "weight", weight)
-    _class_targets(input, target, ignore_index)  # an IndexError for a class that does not exist
+    _check_targets(input, target, ignore_index)
     if target.dtype is not D.int64:  # uint8 indices: as int64 (uint8 would index as a mask)
         target = target.to(D.int64)
     nd = input.dim()
@@ -460,7 +468,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                   f"'{_pw._cap(input.dtype)}'")
     _check_nll(input, target, weight)
     _not_differentiable("nll_loss_forward", "weight", weight)
-    _class_targets(input, target, ignore_index)  # an IndexError for a class that does not exist
+    _check_targets(input, target, ignore_index)
     if target.dtype is not D.int64:
         target = target.to(D.int64)
     return pieces.cross_entropy_loss(input, target, weight, ignore_index, reduction,
