@@ -471,8 +471,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     _check_targets(input, target, ignore_index)
     if target.dtype is not D.int64:
         target = target.to(D.int64)
+    # torch smooths only for label_smoothing > 0 (a negative one is ignored, not refused)
     return pieces.cross_entropy_loss(input, target, weight, ignore_index, reduction,
-                                     float(label_smoothing))
+                                     max(float(label_smoothing), 0.0))
 
 
 def _cross_entropy_fused(input: Tensor, target: Tensor, weight: Tensor | None,
