@@ -36,7 +36,7 @@ from ..._device import xp_for
 from ..._ops import pointwise as _pw
 from ..._ops._operands import broadcast_error, check_same_device, result_type
 from ..._ops.shape import broadcast_shapes, broadcast_tensors
-from ..._pieces import piece, pieces
+from ..._pieces import REGISTRY, piece, pieces
 from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import STATE, no_grad
 from ...autograd.graph import depends_on, needs_grad, record
@@ -216,7 +216,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _require_float(result_type(x, y), "smooth_l1_cpu")
-    return _smooth_l1_node(x, y, beta, reduction)
+    return _huber_op("SmoothL1LossBackward0", x, y, beta, beta, reduction)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
@@ -230,25 +230,51 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _require_float(result_type(x, y), "huber_cpu")
     if weight is None:
-        return _huber_node(x, y, delta, reduction)
+        return _huber_op("HuberLossBackward0", x, y, delta, 1.0, reduction)
     if weight.shape != input.shape:
         raise ValueError("Weights and input must have the same size.")
     # torch weighs the unreduced loss in Python, then reduces (a mean over elements, not weights)
-    return _weighted_reduce(_huber_node(x, y, delta, "none") * weight, weight, reduction,
-                            mean_by_weight=False)
+    unweighted = _huber_op("HuberLossBackward0", x, y, delta, 1.0, "none")
+    return _weighted_reduce(unweighted * weight, weight, reduction, mean_by_weight=False)
 
 
-def _smooth_l1(x: Tensor, y: Tensor, beta: float, reduction: str) -> Tensor:
-    return _reduce(pieces.huber(x - y, beta) / beta, reduction)
+def _huber_composed(x: Tensor, y: Tensor, delta: float, div: float, reduction: str) -> Tensor:
+    """``reduce(huber(x - y, delta) / div)`` with the piece that runs now."""
+    return _reduce(pieces.huber(x - y, delta) / div, reduction)
 
 
-def _huber(x: Tensor, y: Tensor, delta: float, reduction: str) -> Tensor:
-    return _reduce(pieces.huber(x - y, delta), reduction)
+# A version of the piece other than the library's own runs inside one node named as torch's.
+_HUBER_NODES = {name: as_op(name)(_huber_composed)
+                for name in ("SmoothL1LossBackward0", "HuberLossBackward0")}
 
 
-# One graph node each, named as torch names its fused kernels (the piece runs inside).
-_smooth_l1_node = as_op("SmoothL1LossBackward0")(_smooth_l1)
-_huber_node = as_op("HuberLossBackward0")(_huber)
+def _huber_op(name: str, x: Tensor, y: Tensor, delta: float, div: float,
+              reduction: str) -> Tensor:
+    """SmoothL1 (``div = delta = β``) or Huber (``div = 1``) as one node called ``name``.
+
+    With the library's own ``huber`` piece it is a fused kernel like :func:`_mse`: the forward on
+    the arrays, the backward ``clamp(d, -δ, δ) / div`` written with tensor ops (differentiable
+    again); any other version runs inside :func:`as_op`, which differentiates it.
+    """
+    if pieces.huber is not REGISTRY["huber"].default:
+        return _HUBER_NODES[name](x, y, delta, div, reduction)
+    dt = result_type(x, y)
+    a, b = x._data.astype(dt.np, copy=False), y._data.astype(dt.np, copy=False)
+    with _pw._quiet():
+        d = a - b
+        z = np.abs(d)
+        loss = np.where(z < delta, 0.5 * d * d / div, (delta / div) * (z - 0.5 * delta))
+        out = wrap(_reduce_array(loss.astype(dt.np, copy=False), reduction), x._device)
+    if needs_grad(x, y):
+        n = d.size
+
+        def backward(g: Tensor) -> tuple:
+            gd = (x - y).clamp(-delta, delta) * (_scale(g, reduction, n) / div)
+            return (_as_grad(gd, x) if x._requires_grad else None,
+                    _as_grad(-gd, y) if y._requires_grad else None)
+
+        record(name, out, (x, y), backward, saved=(x, y))
+    return out
 
 
 def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
