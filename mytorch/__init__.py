@@ -91,11 +91,12 @@ from .nn._functional.activation import log_softmax_ as log_softmax, softmax_ as 
 from . import multiprocessing, optim, serialization  # noqa: F401
 from .serialization import load, save  # noqa: F401
 from .utils import benchmark as _benchmark  # noqa: F401  (its time_cuda piece registers)
+from .utils import data as _data  # noqa: F401  (torch.utils.data works at once)
 
 globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, ... (legacy type objects)
 for _name in autograd.__all__:  # autograd names its API lazily (its graph sits below the ops)
     getattr(autograd, _name)
-del _name, _conversions, _checkpoint, _benchmark, _CPU_TYPES
+del _name, _conversions, _checkpoint, _benchmark, _data, _CPU_TYPES
 
 __version__ = "0.1.0"
 
