@@ -17,13 +17,26 @@ import pytest
 import torch
 
 import mytorch
-from mytorch._pieces import REGISTRY
+from mytorch._pieces import REGISTRY, activate, pieces
 from mytorch.mine import plugged
 
 from oracle import assert_same
 
 IN, HID, T, B = 3, 4, 5, 3
 LENGTHS = [5, 2, 4]  # unsorted: packing sorts them
+
+
+@pytest.fixture(autouse=True)
+def _library_pieces():
+    """The kernels run with the library's own pieces: pin them (``MYTORCH_MINE`` may have plugged
+    a student's in; their step-by-step path is tested in test_nn_rnn.py and below)."""
+    names = ("lstm_cell", "matmul_backward")
+    before = {n: getattr(pieces, n) for n in names}
+    for n in names:
+        activate(n, None)
+    yield
+    for n, fn in before.items():
+        setattr(pieces, n, fn)
 
 
 def _identity_hooks() -> mytorch.autograd.graph.saved_tensors_hooks:
