@@ -368,7 +368,7 @@ def rnn_layer(mode: str, x: Tensor, batch_sizes: list[int] | None, h0: Tensor, c
         g_out, g_h = (None if g is None else np.ascontiguousarray(g._data) for g in grads[:2])
         g_c = None if len(grads) < 3 or grads[2] is None else np.ascontiguousarray(grads[2]._data)
         if g_out is not None:
-            g_out = g_out.reshape(steps.total, -1)
+            g_out = g_out.reshape(steps.total, out.shape[1])
         xb = np.ascontiguousarray(x._data).reshape(steps.total, x_shape[-1])
         token = FP_STATE.set(FP_IGNORE)
         try:
