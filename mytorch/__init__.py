@@ -93,6 +93,9 @@ from .serialization import load, save  # noqa: F401
 from .utils import benchmark as _benchmark  # noqa: F401  (its time_cuda piece registers)
 from .utils import data as _data  # noqa: F401  (torch.utils.data works at once)
 
+# ---------------------------------------------------------------- 9. tools: the profiler
+from . import profiler  # noqa: F401  (and torch.autograd.profiler, which it builds on)
+
 globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, ... (legacy type objects)
 for _name in autograd.__all__:  # autograd names its API lazily (its graph sits below the ops)
     getattr(autograd, _name)
