@@ -15,20 +15,24 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import mytorch as torch
 
 from .._pieces import piece, pieces
 from .._tensor import Tensor
 
+if TYPE_CHECKING:
+    from ..nn import Module
+    from ..optim import Optimizer
+
 __all__ = ["train_step", "train_epoch", "confusion_matrix", "evaluate", "early_stopping_update",
            "EarlyStopping", "suggest_lr", "lr_find"]
 
 
 @piece("10.1")
-def train_step(model: Callable, loss_fn: Callable, optimizer: Any, inputs: Tensor,
-               targets: Tensor) -> Tensor:
+def train_step(model: "Module", loss_fn: "Callable", optimizer: "Optimizer", inputs: "Tensor",
+               targets: "Tensor") -> "Tensor":
     """One step of gradient descent on one batch; returns the batch's loss, cut from the graph.
 
     Forget the old gradients, compute the loss, back-propagate it, let the optimizer move the
@@ -57,7 +61,7 @@ def train_epoch(model: Any, loader: Iterable, loss_fn: Callable, optimizer: Any,
 
 
 @piece("10.2")
-def confusion_matrix(predictions: Tensor, targets: Tensor, num_classes: int) -> Tensor:
+def confusion_matrix(predictions: "Tensor", targets: "Tensor", num_classes: int) -> "Tensor":
     """``(num_classes, num_classes)`` int64 counts: row = true class, column = predicted class."""
     cell = targets * num_classes + predictions          # one number per (true, predicted) pair
     counts = torch.zeros(num_classes * num_classes, dtype=torch.int64)
