@@ -70,7 +70,7 @@ def default_convert(data: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------------- collate
-@piece("07.4")
+@piece("07.5")
 def collate_nested(batch: list, collate: "Callable") -> "Any":
     """Collate one level of a batch of samples that are dicts, namedtuples, lists or tuples.
 
