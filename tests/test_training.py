@@ -116,3 +116,36 @@ def test_lr_find_restores_model_and_optimizer():
     assert opt.param_groups[0]["lr"] == 1e-3 and not opt.state
     with pytest.raises(ValueError, match="start_lr < end_lr"):
         training.lr_find(mine, mytorch.nn.functional.cross_entropy, opt, problem(mytorch), 1.0, 0.1)
+
+
+def test_resuming_from_a_checkpoint_is_bit_exact():
+    """Chapter 10's claim: model + optimizer + early-stopping state + epoch in a checkpoint give a
+    resumed run equal, bit for bit, to one that never stopped."""
+    import io
+
+    def run(epochs_before_break):
+        mytorch.manual_seed(5)
+        net = model(mytorch)
+        opt = mytorch.optim.Adam(net.parameters(), lr=0.01)
+        stopper = training.EarlyStopping(patience=10)
+        buf = None
+        for epoch in range(4):
+            if epoch == epochs_before_break:          # a new process: everything from the file
+                ckpt = mytorch.load(io.BytesIO(buf.getvalue()))
+                mytorch.manual_seed(123)
+                net = model(mytorch)
+                net.load_state_dict(ckpt["model"])
+                opt = mytorch.optim.Adam(net.parameters(), lr=0.01)
+                opt.load_state_dict(ckpt["optimizer"])
+                stopper = training.EarlyStopping()
+                stopper.load_state_dict(ckpt["stopper"])
+            loss = training.train_epoch(net, problem(mytorch, seed=epoch), mytorch.nn.CrossEntropyLoss(), opt)
+            stopper.step(loss)
+            buf = io.BytesIO()
+            mytorch.save({"model": net.state_dict(), "optimizer": opt.state_dict(),
+                          "stopper": stopper.state_dict()}, buf)
+        return [p.detach().clone() for p in net.parameters()], stopper.state_dict()
+
+    straight, resumed = run(None), run(2)
+    assert all(mytorch.equal(a, b) for a, b in zip(straight[0], resumed[0]))
+    assert straight[1] == resumed[1]
