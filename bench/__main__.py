@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from . import (cases_autograd, cases_data, cases_nn, cases_nn_loss, cases_nn_norm, cases_optim,
-               cases_rnn, cases_small, cases_tensor, distributed)
+               cases_rnn, cases_small, cases_tensor, cases_training, distributed)
 from .runner import format_table, run
 
 SUITES = {"tensor": cases_tensor.CASES, "nn_loss": cases_nn_loss.CASES,
@@ -14,7 +14,7 @@ SUITES = {"tensor": cases_tensor.CASES, "nn_loss": cases_nn_loss.CASES,
           "small": cases_small.CASES, "rnn": cases_rnn.CASES}
 # Suites that measure something other than one call (e.g. a DataLoader's epoch) print their own
 # table: report(repeat) -> (text, missed targets).
-REPORTS = {"data": cases_data.report}
+REPORTS = {"data": cases_data.report, "training": cases_training.report}
 
 
 def main(argv: list[str] | None = None) -> int:
