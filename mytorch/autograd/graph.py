@@ -460,14 +460,15 @@ def record(name: str, out: "Tensor", inputs: Sequence[Any], backward: BackwardFn
     """
     nexts = []
     for x in inputs:
-        if isinstance(x, Tensor) and x._requires_grad:
+        if getattr(x, "_requires_grad", False):
             node = x.grad_fn
             nexts.append((accumulate_node(x), 0) if node is None else (node, x._output_nr))
         else:
-            nexts.append(_NO_EDGE)
-    for t in saved:
-        if t._inference:
-            raise RuntimeError(INFERENCE_SAVED)
+            nexts.append((None, 0))
+    if saved:
+        for t in saved:
+            if t._inference:
+                raise RuntimeError(INFERENCE_SAVED)
     out.grad_fn = Node(name, tuple(nexts), backward, saved)
     out._requires_grad = True
     return out
