@@ -135,6 +135,11 @@ class _SimulatedArray(np.ndarray):
     def __array_function__(self, func, types, args, kwargs):
         return _to_sim(func(*_from_sim(args), **_from_sim(kwargs)))
 
+    def dot(self, b, out=None):
+        # ndarray.dot bypasses both hooks above and returns a host scalar for 1-D operands, where
+        # CuPy returns a 0-d device array: keep the result on the (simulated) device.
+        return _to_sim(np.dot(self.view(np.ndarray), _from_sim(b), out=_from_sim(out)))
+
 
 def _from_sim(x: Any) -> Any:
     if isinstance(x, _SimulatedArray):
