@@ -310,7 +310,7 @@ def test_time_cuda_counts_calls_on_both_paths(sim):
 def test_real_gpu_cuda_api():
     import cupy
 
-    mytorch._device._probed = False
+    mytorch._device._CUDA.probed = False
     c = mytorch.cuda
     assert c.is_available() and not c.is_simulated() and c.device_count() >= 1
     assert isinstance(c.get_device_name(0), str) and c.get_device_properties(0).total_memory > 0

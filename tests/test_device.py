@@ -383,7 +383,7 @@ def test_real_gpu_round_trip():
             pytest.skip("no CUDA device")
     except Exception:
         pytest.skip("no CUDA driver")
-    mytorch._device._probed = False  # re-probe in case an earlier test simulated CUDA
+    mytorch._device._CUDA.probed = False  # re-probe in case an earlier test simulated CUDA
     x = mytorch.arange(6.0).reshape(2, 3).cuda()
     assert isinstance(x._data, cupy.ndarray) and x.is_cuda
     y = (x * 2 + x).sum(0)
