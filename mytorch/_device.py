@@ -297,6 +297,15 @@ def simulate_cuda(enabled: bool = True, count: int = 2) -> None:
     _CUDA.probed = True
 
 
+def cuda_state() -> tuple[CudaBackend | None, bool]:
+    """The CUDA backend now in use and whether it was looked for (to put it back later)."""
+    return _CUDA.backend, _CUDA.probed
+
+
+def restore_cuda_state(state: tuple[CudaBackend | None, bool]) -> None:
+    _CUDA.backend, _CUDA.probed = state
+
+
 def cuda_backend() -> CudaBackend:
     b = cuda_backend_or_none()
     if b is None:

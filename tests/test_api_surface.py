@@ -471,7 +471,7 @@ def test_grad_fn_names():
 # ----------------------------------------------------------------------------- public names
 ALLOWED_EXTRAS = {
     "mytorch": {"mine", "use_mine", "use_reference"},  # your own pieces (mytorch/mine.py)
-    "mytorch.cuda": {"simulate", "is_simulated"},  # the simulated GPU (mytorch/_device.py)
+    "mytorch.cuda": {"simulate", "simulated", "is_simulated"},  # the simulated GPU (mytorch/_device.py)
 }
 
 

@@ -415,3 +415,15 @@ def test_data_parallel_without_devices_runs_the_module(no_cuda):
     dp = nn.DataParallel(m)
     assert dp.device_ids == [] and mytorch.equal(dp(x), m(x))
     assert list(dp.state_dict()) == ["module.weight", "module.bias"]  # torch's key prefix
+
+
+def test_simulated_block_puts_cuda_back(no_cuda):
+    """``with cuda.simulated():`` (mytorch only) is the simulated GPUs inside the block only; after
+    it CUDA is what it was (here: none), even when the block raised."""
+    with mytorch.cuda.simulated(count=3):
+        assert mytorch.cuda.is_simulated() and mytorch.cuda.device_count() == 3
+        assert mytorch.ones(1, device="cuda:2").device == mytorch.device("cuda:2")
+    assert not mytorch.cuda.is_available()
+    with pytest.raises(ValueError), mytorch.cuda.simulated():
+        raise ValueError
+    assert not mytorch.cuda.is_available() and mytorch.cuda.device_count() == 0
