@@ -295,6 +295,14 @@ def test_time_cuda_piece_is_registered_and_timer_uses_it(monkeypatch):
     assert auto.median > 0 and len(calls) >= 2
 
 
+def test_blocked_autorange_ends_when_the_clock_does_not_move(monkeypatch):
+    """A timer whose clock never moves (a broken student piece, a mocked clock) must not loop
+    forever: the measurement is simply 0."""
+    monkeypatch.setattr(mytorch._pieces.pieces, "time_cuda", lambda fn, warmup=3, repeat=10: 0.0)
+    m = benchmark.Timer(lambda: None).blocked_autorange(min_run_time=1.0)
+    assert m.median == 0.0 and len(m.times) == 1
+
+
 def test_time_cuda_counts_calls_on_both_paths(sim):
     n = []
     t = benchmark.time_cuda(lambda: n.append(1), warmup=2, repeat=5)
