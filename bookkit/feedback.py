@@ -293,8 +293,8 @@ class _World:
     """The messages of a pretend job: what each channel (src, dst, tag) carried, in order, and
     how many receives each channel's receiver has posted so far."""
 
-    def __init__(self, size: int) -> None:
-        self.size = size
+    def __init__(self, size: int, collectives: bool = False) -> None:
+        self.size, self.collectives = size, collectives
         self.messages: dict[tuple, list] = {}
         self.posted: dict[tuple, int] = {}
         self.events = 0  # grows with every new message or newly posted receive: progress
@@ -376,6 +376,8 @@ class _World:
         fakes = {"isend": isend, "irecv": irecv, "send": send, "recv": recv,
                  "get_rank": lambda group=None: rank,
                  "get_world_size": lambda group=None: world.size}
+        if world.collectives:
+            fakes.update(self._collectives(rank, isend, recv))
         saved = {name: getattr(dist, name) for name in fakes}
         for name, fn in fakes.items():
             setattr(dist, name, fn)
@@ -386,7 +388,60 @@ class _World:
                 setattr(dist, name, fn)
 
 
-def run_ranks(world_size: int, body: Callable[[int], Any], max_runs: int = 5000) -> list[dict]:
+    def _collectives(self, rank: int, isend: Callable, recv: Callable) -> dict:
+        """``all_reduce``, ``broadcast`` and ``barrier`` made of plain messages (every rank sends
+        its tensor to every other one: simple, not fast), for code such as DDP that needs them."""
+        import mytorch
+
+        size, tag = self.size, "collective"
+        combine = {"SUM": lambda parts: sum(parts[1:], parts[0]),
+                   "AVG": lambda parts: sum(parts[1:], parts[0]) / size,
+                   "MAX": lambda parts: mytorch.stack(parts).amax(0),
+                   "MIN": lambda parts: mytorch.stack(parts).amin(0)}
+
+        def finish(async_op: bool) -> Any:
+            return _PretendWork(lambda: None) if async_op else None
+
+        def all_reduce(tensor: Any, op: Any = "SUM", group: Any = None,
+                       async_op: bool = False) -> Any:
+            name = str(op).split(".")[-1].upper()
+            if name not in combine:
+                raise NotImplementedError(f"run_ranks: all_reduce with op {op}")
+            mine = tensor.detach().clone()
+            sends = [isend(mine, dst, tag=tag) for dst in range(size) if dst != rank]
+            parts = []
+            for src in range(size):  # the same order on every rank: the same bits everywhere
+                if src == rank:
+                    parts.append(mine)
+                else:
+                    parts.append(mytorch.empty_like(mine))
+                    recv(parts[-1], src, tag=tag)
+            for work in sends:
+                work.wait()
+            with mytorch.no_grad():
+                tensor.copy_(combine[name](parts))
+            return finish(async_op)
+
+        def broadcast(tensor: Any, src: Any = None, group: Any = None, async_op: bool = False,
+                      group_src: Any = None) -> Any:
+            root = int(src if group_src is None else group_src)
+            if rank == root:
+                for work in [isend(tensor, dst, tag=tag) for dst in range(size) if dst != rank]:
+                    work.wait()
+            else:
+                recv(tensor, root, tag=tag)
+            return finish(async_op)
+
+        def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None,
+                    timeout: Any = None) -> Any:
+            return all_reduce(mytorch.zeros(1), async_op=async_op)
+
+        return {"all_reduce": all_reduce, "broadcast": broadcast, "barrier": barrier,
+                "is_initialized": lambda: True}
+
+
+def run_ranks(world_size: int, body: Callable[[int], Any], max_runs: int = 5000,
+              collectives: bool = False) -> list[dict]:
     """Run ``body(rank)`` for every rank of a pretend job of ``world_size`` processes, inside this
     one process, and return one dict per rank: ``result`` (what ``body`` returned), ``sent``
     (tensor elements it sent), ``messages`` (how many), ``hops`` (the longest chain of messages
@@ -399,9 +454,11 @@ def run_ranks(world_size: int, body: Callable[[int], Any], max_runs: int = 5000)
     build its inputs afresh and do the same thing every time. A send completes only once the
     receiver has posted its receive, as with MPI's synchronous send: code that passes here does
     not deadlock on MPI with large messages either. When no rank can go on, the error says what
-    each one waits for.
+    each one waits for. With ``collectives=True`` the ranks also have ``all_reduce``,
+    ``broadcast``, ``barrier`` and ``is_initialized`` (made of such messages, and counted in
+    ``sent``), enough for ``DistributedDataParallel``.
     """
-    world = _World(world_size)
+    world = _World(world_size, collectives)
     done: dict[int, tuple[Any, dict]] = {}
     runs = 0
     while len(done) < world_size:
