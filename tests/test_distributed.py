@@ -387,6 +387,27 @@ def test_launcher_sets_torchruns_environment(tmp_path):
     assert len({line.split("TORCHELASTIC_RUN_ID=")[1].split()[0] for line in lines}) == 1
 
 
+def test_printed_lines_of_the_ranks_never_mix(tmp_path, monkeypatch):
+    """Unbuffered stdout (PYTHONUNBUFFERED) makes print write the text and the newline apart; the
+    launcher's ranks still write whole lines, so lines of ranks printing at once never merge."""
+    monkeypatch.setenv("PYTHONUNBUFFERED", "1")
+    proc = launch(tmp_path, """
+        import mytorch.distributed as dist
+        dist.init_process_group("gloo")
+        r = dist.get_rank()
+        for i in range(60):
+            dist.barrier()                     # all ranks print at the same moment
+            print(f"rank {r} line {i} " + "x" * 40)
+        dist.barrier()
+        print(f"rank {r} OK")
+        """, 3)
+    assert_ok(proc, 3)
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 3 * 61
+    assert all(line.count("rank ") == 1 and (line.endswith("x" * 40) or line.endswith("OK"))
+               for line in lines), [line for line in lines if line.count("rank ") != 1][:3]
+
+
 def test_launcher_refuses_several_nodes():
     proc = subprocess.run([sys.executable, "-m", "mytorch.distributed.run", "--nnodes", "2",
                            "--nproc-per-node", "2", "x.py"], capture_output=True, text=True,
