@@ -31,6 +31,9 @@ def launch(tmp_path: Path, code: str, nproc: int, *args: str, timeout: float = 9
     script = tmp_path / "worker.py"
     script.write_text(textwrap.dedent(code))
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    mine = env.get("MYTORCH_MINE", "")
+    if mine not in ("", "0", "1"):  # a folder named from here (make test: solutions): the ranks
+        env["MYTORCH_MINE"] = os.path.abspath(mine)  # start in tmp_path, so give it absolute
     return subprocess.run([sys.executable, "-m", "mytorch.distributed.run", "--nproc-per-node",
                            str(nproc), str(script), *args], capture_output=True, text=True,
                           timeout=timeout, cwd=tmp_path, env=env)
