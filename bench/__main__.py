@@ -4,18 +4,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import (cases_autograd, cases_nn, cases_nn_loss, cases_nn_norm, cases_optim, cases_tensor,
-               distributed)
+from . import (cases_autograd, cases_data, cases_nn, cases_nn_loss, cases_nn_norm, cases_optim,
+               cases_tensor, distributed)
 from .runner import format_table, run
 
 SUITES = {"tensor": cases_tensor.CASES, "nn_loss": cases_nn_loss.CASES,
           "nn_norm": cases_nn_norm.CASES, "nn": cases_nn.CASES,
           "autograd": cases_autograd.CASES, "optim": cases_optim.CASES}
+# Suites that measure something other than one call (e.g. a DataLoader's epoch) print their own
+# table: report(repeat) -> (text, missed targets).
+REPORTS = {"data": cases_data.report}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("suites", nargs="*", help=f"case lists to run, of {list(SUITES)} (default: all), or 'distributed' "
+    parser.add_argument("suites", nargs="*", help=f"case lists to run, of {list(SUITES) + list(REPORTS)} (default: all), or 'distributed' "
                         "(all_reduce vs mpi4py and DDP on 2 ranks: python -m bench.distributed)")
     parser.add_argument("--repeat", type=int, default=15, help="best of this many repeats")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
@@ -25,13 +28,21 @@ def main(argv: list[str] | None = None) -> int:
         distributed.main(["--repeat", str(args.repeat)])
         if not args.suites:
             return 0
-    unknown = set(args.suites) - set(SUITES)
+    unknown = set(args.suites) - set(SUITES) - set(REPORTS)
     if unknown:
-        parser.error(f"unknown suite(s) {sorted(unknown)}; choose from {list(SUITES)}")
-    cases = [c for name in (args.suites or SUITES) for c in SUITES[name]]
-    rows = run(cases, repeat=args.repeat)
-    print(format_table(rows))
-    missed = [r.case.op + " " + r.case.size for r in rows if r.ok is False]
+        parser.error(f"unknown suite(s) {sorted(unknown)}; choose from {list(SUITES) + list(REPORTS)}")
+    chosen = args.suites or [*SUITES, *REPORTS]
+    cases = [c for name in chosen if name in SUITES for c in SUITES[name]]
+    missed = []
+    if cases:
+        rows = run(cases, repeat=args.repeat)
+        print(format_table(rows))
+        missed = [r.case.op + " " + r.case.size for r in rows if r.ok is False]
+    for name in chosen:
+        if name in REPORTS:
+            text, report_missed = REPORTS[name](max(1, args.repeat // 3))
+            print("\n" + text)
+            missed += report_missed
     if missed:
         print(f"\ntargets missed: {', '.join(missed)}")
     return 1 if missed and args.strict else 0

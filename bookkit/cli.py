@@ -15,9 +15,10 @@ commands:
   check-bilingual  every prose cell is tagged zh/en, in zh→en pairs with matching headings
   check-teaches    chapters only use mytorch API taught so far (front matter `teaches:`)
   check-links      Colab / Binder links name the configured repository and existing files
+  check-outputs    outputs the prose quotes (cell metadata `quotes`) are what the cells print
   exercises        regenerate exercises/ from solutions/ (--check: fail if stale)
-  colab            regenerate notebooks/{zh,en}/ for Colab (--check: fail if stale)
-  book             execute every chapter into build/{bilingual,zh,en}/NN.ipynb + .html
+  colab            execute the chapters into notebooks/{zh,en}/ (--check: fail if stale)
+  book             the web edition: build/web/index.html (Sphinx; works offline)
   grade            run the visible tests of exercises/*.md and print a verdict table
   grade-class      grade a class's submissions: gradebook, summary, bilingual feedback
   bench-grade      time grade-class on generated submissions (submissions per minute)
@@ -48,6 +49,16 @@ def cmd_check_links(project: Project, args: argparse.Namespace) -> int:
 
     problems, count = check(project)
     return print_problems("check-links", problems, count, project.root)
+
+
+def cmd_check_outputs(project: Project, args: argparse.Namespace) -> int:
+    from bookkit.quotes import check
+
+    problems, count = check(project)
+    status = print_problems("check-outputs", problems, len(project.chapters()), project.root)
+    if not problems:
+        print(f"  {count} quoted output(s) found in the stored outputs")
+    return status
 
 
 def cmd_check_teaches(project: Project, args: argparse.Namespace) -> int:
@@ -105,21 +116,35 @@ def cmd_exercises(project: Project, args: argparse.Namespace) -> int:
 
 
 def cmd_colab(project: Project, args: argparse.Namespace) -> int:
-    from bookkit.colab import sync
+    from bookkit.colab import sync, total_size
 
-    report = sync(project, write=not args.check)
-    return _report_sync("notebooks/ (Colab)", report, project.root, args.check, "make colab")
+    report = sync(project, write=not args.check, only_stale=args.stale_only, timeout=args.timeout,
+                  progress=lambda message: print(message, flush=True))
+    status = _report_sync("notebooks/ (Colab, Binder, GitHub)", report, project.root, args.check,
+                          "make colab")
+    if not args.check:
+        print(f"  notebooks/ holds {total_size(project) / 1e6:.1f} MB (keep it under 30 MB)")
+    return status
 
 
 def cmd_book(project: Project, args: argparse.Namespace) -> int:
-    from bookkit.build import build
+    from bookkit.colab import sync
+    from bookkit.web import WebError, build
 
-    chapters = args.chapters or project.chapters()
-    if not chapters:
+    if not project.chapters():
         print("no chapters/NN_slug.md found: nothing to build")
         return 1
-    index = build(project, [p.resolve() for p in chapters], timeout=args.timeout)
-    print(f"✓ book built: open {index.relative_to(project.root)}")
+    # the pages are the executed notebooks: bring stale ones up to date first (unchanged: no run)
+    report = sync(project, write=True, only_stale=True, timeout=args.timeout,
+                  progress=lambda message: print(message, flush=True))
+    for path in report.stale:
+        print(f"wrote {path.relative_to(project.root)}")
+    try:
+        index = build(project, quiet=not args.verbose)
+    except WebError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"✓ web edition built: open {index.relative_to(project.root)} (works offline)")
     return 0
 
 
@@ -230,10 +255,20 @@ def cmd_mine(project: Project, args: argparse.Namespace) -> int:
 def cmd_lab(project: Project, args: argparse.Namespace) -> int:
     import os
 
-    from bookkit.lab import command, write_settings
+    from bookkit.lab import command, free_port_after, install_settings, port_is_free
 
-    write_settings()
-    argv = command(project, args.port, browser=not args.no_browser)
+    if args.install_settings:
+        install_settings(project.root)
+        print("✓ JupyterLab settings installed from lab/ into this environment")
+        return 0
+    if not port_is_free(args.port):
+        free = free_port_after(args.port)
+        print(f"error: port {args.port} is already in use (another JupyterLab?). Stop it, or run "
+              f"`make lab PORT={free}`.\n错误：端口 {args.port} 已被占用（可能已有一个 JupyterLab 在运行）。"
+              f"先关掉它，或者运行 `make lab PORT={free}`。", file=sys.stderr)
+        return 1
+    install_settings(project.root)
+    argv = command(project, args.port, browser=not args.no_browser, lang=args.lang)
     os.execv(argv[0], argv)  # JupyterLab takes over this process (Ctrl-C stops it)
     return 0  # pragma: no cover - execv does not return
 
@@ -290,16 +325,25 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check-links", help="check Colab/Binder links against the repo and files")
     p.set_defaults(func=cmd_check_links)
 
-    for name, func, what in (("exercises", cmd_exercises, "exercises/ from solutions/"),
-                             ("colab", cmd_colab, "notebooks/ for Colab")):
-        p = sub.add_parser(name, help=f"regenerate {what}")
-        p.add_argument("--check", action="store_true",
-                       help="write nothing; exit 1 listing stale files")
-        p.set_defaults(func=func)
+    p = sub.add_parser("check-outputs", help="check outputs the prose quotes appear in the stored outputs")
+    p.set_defaults(func=cmd_check_outputs)
 
-    p = sub.add_parser("book", help="execute chapters into build/ (ipynb + html)")
-    p.add_argument("chapters", nargs="*", type=Path, help="chapters to build (default: all)")
+    p = sub.add_parser("exercises", help="regenerate exercises/ from solutions/")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 listing stale files")
+    p.set_defaults(func=cmd_exercises)
+
+    p = sub.add_parser("colab", help="execute the chapters into notebooks/{zh,en}/ (Colab, Binder, GitHub)")
+    p.add_argument("--check", action="store_true",
+                   help="execute and write nothing; exit 1 listing notebooks whose source changed")
+    p.add_argument("--stale-only", action="store_true",
+                   help="execute only chapters whose stored notebooks no longer match their source")
     p.add_argument("--timeout", type=_timeout, default=600, help="seconds per cell (default 600)")
+    p.set_defaults(func=cmd_colab)
+
+    p = sub.add_parser("book", help="build the web edition into build/web/ (Sphinx + MyST-NB)")
+    p.add_argument("--timeout", type=_timeout, default=600,
+                   help="seconds per cell when a stale chapter must be executed (default 600)")
+    p.add_argument("--verbose", action="store_true", help="show Sphinx's progress")
     p.set_defaults(func=cmd_book)
 
     p = sub.add_parser("grade", help="run visible exercise tests, print a verdict table")
@@ -317,7 +361,11 @@ def make_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("lab", help="start JupyterLab on the book")
     p.add_argument("--port", type=_port, default=8888, help="port (default 8888)")
+    p.add_argument("--lang", choices=("both", "zh", "en"), default="both",
+                   help="prose to show: both languages (default), zh or en; files stay bilingual")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    p.add_argument("--install-settings", action="store_true",
+                   help="only install lab/'s settings into this environment (Binder's postBuild)")
     p.set_defaults(func=cmd_lab)
 
     p = sub.add_parser("mine", help="run the tests and chapters on your own pieces")
@@ -344,8 +392,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         print("\nerror: no command given; pick one of the commands above", file=sys.stderr)
         return 2
-    from bookkit.execute import ExecutionFailed  # imported late: keeps --help fast
-    from bookkit.notebook import NotebookError
+    try:
+        from bookkit.execute import ExecutionFailed  # imported late: keeps --help fast
+        from bookkit.notebook import NotebookError
+    except ModuleNotFoundError as exc:
+        return _missing(exc)
 
     try:
         project = Project(args.root.resolve() if args.root else find_root())
@@ -358,6 +409,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {where}{exc.strerror or exc}. Check that the path exists and that you may "
               "read and write it.", file=sys.stderr)
         return 1
+    except ModuleNotFoundError as exc:
+        return _missing(exc)
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+
+
+def _missing(exc: ModuleNotFoundError) -> int:
+    """A dependency is not installed in this Python: say so, and how to run bookkit instead."""
+    from bookkit.__main__ import HINT
+
+    print(f"error: this Python ({sys.executable}) lacks {exc.name!r}, which this command needs.\n{HINT}",
+          file=sys.stderr)
+    return 1

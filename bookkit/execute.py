@@ -50,10 +50,13 @@ def execute(
     timeout: int = DEFAULT_TIMEOUT,
     allow_errors: bool = False,
     kernel_name: str = "python3",
+    record_timing: bool = True,
 ) -> NotebookNode:
     """Execute ``nb`` in place (kernel in ``cwd``) and return it; raise ExecutionFailed on error.
 
     With ``allow_errors`` every cell runs and errors are left as outputs for the caller to inspect.
+    ``record_timing=False`` keeps execution timestamps out of the cells' metadata (notebooks that
+    are committed must not change when nothing but the clock did).
     """
     if root is not None and Path(path).is_absolute() and Path(path).is_relative_to(root):
         path = Path(path).relative_to(root)  # shorter, clearer messages
@@ -67,6 +70,8 @@ def execute(
         timeout=timeout,
         kernel_name=kernel_name,
         allow_errors=allow_errors,
+        record_timing=record_timing,
+        coalesce_streams=True,
         resources={"metadata": {"path": str(cwd)}},
         on_cell_execute=remember,
     )

@@ -2,17 +2,32 @@
 
 ``import mytorch as torch`` runs the book's PyTorch snippets with the same numbers.
 
-Where things live (mirroring torch's layout where it teaches something):
+mytorch is a stack of layers, and this file imports them bottom to top: a module imports only
+from layers below its own (docs/architecture.md has the table and the chapter that teaches each
+layer; ``make lint`` and tests/test_layers.py enforce it). Where things live, mirroring torch's
+layout where it teaches something:
 
-* ``_tensor.py``            the Tensor class: data, shape/strides/device, conversions
-* ``_dtype.py``, ``_device.py``  dtypes and type promotion; devices and their array backends
-* ``_creation.py``          tensor/zeros/arange/... ; ``random.py`` random numbers
-* ``_ops/``                 operations by family (pointwise, reduction, shape, indexing, linalg, ...)
-* ``autograd/``             the graph (``graph.py``), the backward pass (``engine.py``), grad modes
-* ``cuda/``                 GPU devices through CuPy; ``backends/`` their flags
+1. base: ``_dtype.py`` (dtypes, type promotion), ``_device.py`` (devices and their array
+   backends), ``_layout.py``, ``autograd/grad_mode.py`` (no_grad...), ``utils/hooks.py``,
+   ``backends/`` (flags)
+2. ``_storage.py``: the flat memory that views share
+3. ``_tensor.py``: the Tensor class (data, shape/strides/device, conversions); ``_printing.py``
+4. ``autograd/graph.py`` (the nodes ops record), ``autograd/engine.py`` (the backward pass)
+5. operations: ``_creation.py`` (tensor/zeros/arange...), ``_ops/`` by family (pointwise,
+   reduction, shape, indexing, linalg, ...), ``random.py``, ``linalg/``, ``special/``, ``cuda/``
+   (GPU devices through CuPy), ``accelerator.py``
+6. the autograd API: ``autograd.backward``/``grad`` (``autograd/api.py``), ``autograd.Function``,
+   ``gradcheck``; ``utils/checkpoint.py``, ``distributions/``, ``distributed/``
+7. ``nn/``
+8. ``optim/``, ``serialization.py`` (``save``/``load``), ``multiprocessing/``,
+   ``utils/benchmark.py``; ``utils/data/``
+
+A ``Tensor`` method that needs an upper layer (every op, ``to``, ``backward``) is attached to the
+class by that layer, with ``tensor_method``.
 """
 from __future__ import annotations
 
+# ---------------------------------------------------------------- 1. base
 from . import _allocator
 
 _allocator.keep_freed_memory()  # reuse freed CPU memory between steps (see _allocator.py)
@@ -20,11 +35,31 @@ _allocator.keep_freed_memory()  # reuse freed CPU memory between steps (see _all
 from . import _dtype  # noqa: E402
 from ._dtype import (bool, cdouble, cfloat, complex64, complex128, double, dtype, finfo,  # noqa: A004
                      float, float16, float32, float64, get_default_dtype, half, iinfo, int,
-                     int8, int16, int32, int64, long, promote_types, result_type, can_cast,
+                     int8, int16, int32, int64, long, promote_types, can_cast,
                      set_default_dtype, short, uint8, uint16, uint32, uint64)
 from ._device import device, get_default_device, set_default_device  # noqa: F401
 from ._layout import channels_last, contiguous_format, layout, memory_format, preserve_format, strided
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
+                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
+from . import backends  # noqa: F401
+from .backends import (are_deterministic_algorithms_enabled,  # noqa: F401
+                       is_deterministic_algorithms_warn_only_enabled, use_deterministic_algorithms)
+
+# ---------------------------------------------------------------- 2. storage
+from ._storage import TypedStorage, UntypedStorage  # noqa: F401
+
+# ---------------------------------------------------------------- 3. the Tensor class, printing
+from ._printing import set_printoptions  # noqa: F401  (torch: _tensor_str.get_printoptions)
+from . import _tensor_str  # noqa: F401
 from ._tensor import Size, Tensor, is_tensor
+
+# ---------------------------------------------------------------- 4. the autograd graph
+from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,  # noqa: F401
+                                    set_anomaly_enabled)
+
+# ---------------------------------------------------------------- 5. operations
+from ._ops._operands import numpy_names as _numpy_names
+from ._ops._operands import result_type  # noqa: F401
 from ._creation import *  # noqa: F401,F403
 from ._ops.pointwise import *  # noqa: F401,F403
 from ._ops.comparison import *  # noqa: F401,F403
@@ -33,38 +68,41 @@ from ._ops.shape import *  # noqa: F401,F403
 from ._ops.indexing import *  # noqa: F401,F403
 from ._ops.linalg import *  # noqa: F401,F403
 from ._ops.signal import *  # noqa: F401,F403
-from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,  # noqa: F401
-                     seed, set_rng_state)
+from ._ops import conversions as _conversions  # noqa: F401  (Tensor.to)
+from .random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: F401
+                     manual_seed, seed, set_rng_state)
 from ._ops.random_ops import *  # noqa: F401,F403
 from ._ops.special import *  # noqa: F401,F403
-from ._printing import set_printoptions  # noqa: F401  (torch: _tensor_str.get_printoptions)
-from . import _tensor_str  # noqa: F401
-from . import autograd, cuda, distributions, linalg, return_types, special, utils  # noqa: F401
+from ._legacy import CPU_TYPES as _CPU_TYPES  # (and the legacy Tensor(2, 3))
+from . import cuda, linalg, return_types, special  # noqa: F401
+from .linalg import _torch_svd as svd, pinverse  # noqa: F401
+from . import accelerator  # noqa: F401
+from .functional import norm  # noqa: F401  (torch.norm, on top of torch.linalg)
+
+# ------------------------------------------------ 6. the autograd API; distributions, distributed
+from . import autograd, distributed, distributions, utils  # noqa: F401
+from .utils import checkpoint as _checkpoint  # noqa: F401  (torch.utils.checkpoint works at once)
+
+# ---------------------------------------------------------------- 7. neural networks
 from . import nn  # noqa: F401
-from . import accelerator, optim, serialization  # noqa: F401,E402
-from .serialization import load, save  # noqa: F401,E402
-from .linalg import _torch_svd as svd, pinverse  # noqa: F401,E402
-from . import backends  # noqa: F401
-from . import distributed, multiprocessing  # noqa: F401
-from .backends import (are_deterministic_algorithms_enabled,  # noqa: F401
-                       is_deterministic_algorithms_warn_only_enabled, use_deterministic_algorithms)
 from .nn._functional.activation import log_softmax_ as log_softmax, softmax_ as softmax  # noqa: F401
-from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa: F401
-                       no_grad, set_grad_enabled)
-from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,  # noqa: F401
-                                    set_anomaly_enabled)
-from ._storage import TypedStorage, UntypedStorage  # noqa: F401
-from ._legacy import CPU_TYPES as _CPU_TYPES
+
+# ---------------------------------------------------------------- 8. training: optimizers, saving
+from . import multiprocessing, optim, serialization  # noqa: F401
+from .serialization import load, save  # noqa: F401
+from .utils import benchmark as _benchmark  # noqa: F401  (its time_cuda piece registers)
+from .utils import data as _data  # noqa: F401  (torch.utils.data works at once)
 
 globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, ... (legacy type objects)
+for _name in autograd.__all__:  # autograd names its API lazily (its graph sits below the ops)
+    getattr(autograd, _name)
+del _name, _conversions, _checkpoint, _benchmark, _data, _CPU_TYPES
 
 __version__ = "0.1.0"
 
 
 def _accept_numpy_names() -> None:
     """Like torch's native functions, the ops with a ``dim`` accept ``axis=`` (and ``keepdims=``)."""
-    from ._ops._operands import numpy_names
-
     both = ("all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "argsort", "chunk",
             "count_nonzero", "cross", "cummax", "cummin", "cumprod", "cumsum", "gather",
             "index_add", "index_copy", "index_fill", "index_select", "kthvalue", "logsumexp",
@@ -74,11 +112,11 @@ def _accept_numpy_names() -> None:
             "unsqueeze", "var")
     for name in both + ("cat", "concat", "stack", "std_mean", "var_mean", "unflatten"):
         if name in globals():
-            globals()[name] = numpy_names(globals()[name])
+            globals()[name] = _numpy_names(globals()[name])
     for name in both + ("index_add_", "index_copy_", "index_fill_", "scatter_", "scatter_add_",
                         "scatter_reduce_", "size", "stride", "cumsum_", "cumprod_"):
         if hasattr(Tensor, name):
-            setattr(Tensor, name, numpy_names(getattr(Tensor, name)))
+            setattr(Tensor, name, _numpy_names(getattr(Tensor, name)))
 
 
 _accept_numpy_names()

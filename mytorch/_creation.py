@@ -11,9 +11,10 @@ import numpy as np
 from . import _dtype as D
 from ._device import CPU, as_device, cuda_backend, device
 from ._layout import channels_last, contiguous_format, preserve_format
-from ._ops._operands import _limits, checked_scalar, preserve_layout, size_args, star_or_keyword
+from ._ops._operands import _limits, channels_last_copy, checked_scalar, preserve_layout, size_args, \
+    star_or_keyword
 from ._storage import mark_not_resizable
-from ._tensor import Size, Tensor, tensor_method, wrap
+from ._tensor import Size, Tensor, _cap_name, tensor_method, wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
            "zeros_like", "ones_like", "full_like", "empty_like", "arange", "range", "linspace",
@@ -328,9 +329,7 @@ def like_layout(t: Tensor, input: Tensor, memory_format: Any) -> Tensor:
         if not input._data.flags.c_contiguous:
             t._data = preserve_layout(t._data, input)
     elif memory_format is channels_last:
-        from ._ops.shape import _channels_last_copy
-
-        t._data = _channels_last_copy(t._data)
+        t._data = channels_last_copy(t._data)
     elif memory_format is not contiguous_format:
         raise RuntimeError(f"unsupported memory format {memory_format}")
     return t
@@ -521,8 +520,6 @@ def _tri_indices(which: str, row: int, col: int, offset: int, dtype: Any, device
 
 
 def _legacy_name(dt: D.dtype) -> str:
-    from ._tensor import _cap_name
-
     return _cap_name(dt)
 
 

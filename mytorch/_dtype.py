@@ -16,7 +16,7 @@ __all__ = [
     "float16", "float32",
     "float64", "complex64", "complex128", "half", "float", "double", "short", "int", "long",
     "cfloat", "cdouble", "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
-    "promote_types", "result_type", "can_cast",
+    "promote_types", "can_cast",
 ]
 
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
@@ -216,19 +216,6 @@ def result_type_key(key: tuple) -> dtype:
     res = _combine(states[2], _combine(states[1], states[0]))
     _PROMO_CACHE[key] = res
     return res
-
-
-def result_type(*operands: Any) -> dtype:
-    """torch.result_type: the dtype an arithmetic op over ``operands`` produces."""
-    from ._tensor import Tensor
-
-    key = []
-    for x in operands:
-        if isinstance(x, Tensor):
-            key.append((2 if x._data.ndim else 1, x.dtype))
-        else:
-            key.append((0, scalar_dtype(x)))
-    return result_type_key(tuple(key))
 
 
 def can_cast(from_: dtype, to: dtype) -> bool:

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _dtype as D
+
 __all__ = ["set_printoptions", "get_printoptions", "printoptions", "tensor_repr"]
 
 
@@ -198,8 +200,6 @@ def _with_suffixes(text: str, suffixes: list[str], indent: int) -> str:
 
 def tensor_repr(t: Any) -> str:
     """``repr(t)`` exactly as torch prints it."""
-    from . import _dtype as D
-
     prefix = "tensor(" if type(t).__name__ in ("Tensor", "Parameter") else f"{type(t).__name__}("
     indent = len(prefix)
     suffixes = []

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype as D
+from ._device import CPU
 
 __all__ = ["TypedStorage", "UntypedStorage", "storage_offset", "strided_view", "restride", "resized",
            "extent", "moved", "mark_not_resizable", "with_empty_strides", "storage_root"]
@@ -222,8 +223,6 @@ class UntypedStorage:
 
     def __init__(self, nbytes: int = 0) -> None:
         self._bytes = np.zeros(nbytes, dtype=np.uint8)
-        from ._device import CPU
-
         self.device = CPU
 
     @classmethod

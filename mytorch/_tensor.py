@@ -1,8 +1,12 @@
 """``mytorch.Tensor``: an n-dimensional array (NumPy or CuPy) plus what autograd needs.
 
 The class itself only knows how to *hold* data: attributes (shape, dtype, device, strides),
-conversions, device moves and the autograd bookkeeping. Operations live in ``mytorch/_ops/``;
-each module there attaches its functions to ``Tensor`` as methods with :func:`tensor_method`.
+conversions to Python and NumPy, and the autograd bookkeeping (``requires_grad``, ``grad``, the
+version counter). It sits below the autograd graph and the operations in mytorch's layer stack
+(docs/architecture.md) and imports neither. Operations live in ``mytorch/_ops/``; each module there
+attaches its functions to ``Tensor`` as methods with :func:`tensor_method`, and so do the upper
+modules whose methods need them: ``to`` (``_ops/conversions.py``), the legacy constructor
+``Tensor(2, 3)`` (``_legacy.py``), ``backward`` (``autograd/api.py``).
 """
 from __future__ import annotations
 
@@ -16,9 +20,12 @@ import numpy as np
 
 from . import _dtype as D
 from ._device import CPU, as_device, cuda_backend, cuda_backend_or_none, device, xp_for
+from ._layout import channels_last, contiguous_format, strided
+from ._printing import tensor_repr
+from ._storage import TypedStorage, UntypedStorage, warn_typed_storage, with_empty_strides
+from ._storage import storage_offset as _storage_offset
 from .autograd.grad_mode import STATE
-from ._storage import with_empty_strides
-from .autograd.graph import needs_grad, record
+from .utils.hooks import RemovableHandle
 
 __all__ = ["Tensor", "Size", "tensor_method", "is_tensor", "wrap"]
 
@@ -102,36 +109,8 @@ class Tensor:
     def __new__(cls, *args: Any, **kwargs: Any) -> "Tensor":
         return object.__new__(cls)
 
-    def __init__(self, *args: Any, device: Any = None, dtype: Any = None) -> None:
-        """Legacy constructor, as in torch: sizes give an uninitialised tensor of the default
-        dtype (``Tensor(2, 3)``, ``Tensor(torch.Size([2]))``, ``Tensor()`` is empty), data is
-        copied (``Tensor([1, 2])``, ``Tensor((2, 3))``, a NumPy array), and a tensor is aliased:
-        ``Tensor(t)`` shares ``t``'s memory and keeps its dtype.
-
-        ``dtype`` is mytorch's own: the legacy classes (``torch.FloatTensor``) pass theirs.
-        """
-        if hasattr(self, "_data"):
-            return  # built by a subclass's __new__ (e.g. Parameter)
-        dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
-        dev = as_device(device)
-        data = args[0] if len(args) == 1 else None
-        if isinstance(data, Tensor):
-            if dtype is not None and data.dtype is not dt:
-                raise TypeError(f"expected {_options(dt, dev)} (got {_options(data.dtype, dev)})")
-            _alias(self, data)
-            return
-        if isinstance(data, (_py_float, complex, _py_bool)):
-            raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
-        if data is not None and not isinstance(data, (_py_int, np.integer, Size)):
-            from ._creation import _from_data
-
-            arr = _from_data(data, dt)
-        else:  # sizes: Tensor(2, 3), Tensor(torch.Size([2, 3])), Tensor() is empty
-            from ._ops._operands import size_args
-
-            arr = np.empty(size_args(tuple(data) if isinstance(data, Size) else (args or (0,))),
-                           dtype=dt.np)
-        _init(self, arr if dev.type == "cpu" else cuda_backend().to_device(arr, dev.index), dev)
+    # __init__, the legacy constructor (Tensor(2, 3), Tensor([1, 2]), Tensor(t)), is attached by
+    # _legacy.py: it needs the creation functions. Operations make tensors with wrap() instead.
 
     # ------------------------------------------------------------------ construction helpers
     @classmethod
@@ -173,8 +152,6 @@ class Tensor:
 
     @property
     def layout(self) -> Any:
-        from ._layout import strided
-
         return strided
 
     @property
@@ -239,9 +216,7 @@ class Tensor:
         return st[_wrap_dim(dim, self._data.ndim)]
 
     def storage_offset(self) -> int:
-        from ._storage import storage_offset
-
-        return storage_offset(self)
+        return _storage_offset(self)
 
     def data_ptr(self) -> int:
         arr = self._data
@@ -250,21 +225,15 @@ class Tensor:
         return int(arr.__array_interface__["data"][0])
 
     def untyped_storage(self) -> Any:
-        from ._storage import UntypedStorage
-
         return UntypedStorage._of(self)
 
     def storage(self) -> Any:
         """The storage as elements of this dtype (deprecated in torch, like its TypedStorage:
         the first call of a process warns, as torch's does)."""
-        from ._storage import TypedStorage, warn_typed_storage
-
         warn_typed_storage(stacklevel=3)
         return TypedStorage._of(self)
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
-        from ._layout import channels_last, contiguous_format
-
         if memory_format in (None, contiguous_format):
             return _is_c_contiguous(self)
         if memory_format is channels_last:
@@ -352,8 +321,6 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
-        from ._printing import tensor_repr
-
         return tensor_repr(self)
 
     __str__ = __repr__
@@ -379,45 +346,7 @@ class Tensor:
         return new
 
     # ------------------------------------------------------------------ devices and dtypes
-    def to(self, *args: Any, **kwargs: Any) -> "Tensor":
-        """Cast and/or move: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``.
-
-        Returns ``self`` when nothing changes (and ``copy=False``), like torch.
-        """
-        memory_format = kwargs.pop("memory_format", None)
-        if memory_format is not None and memory_format.name != "preserve_format":
-            from ._ops.shape import to_memory_format
-
-            return to_memory_format(self.to(*args, **kwargs), memory_format)
-        non_blocking = kwargs.get("non_blocking", False)
-        dev, dt, copy = _parse_to(self, args, kwargs)
-        if dev == self._device and dt is self.dtype and not copy:
-            return self
-        arr = self._data
-        src_dev = self._device
-        if dt is not self.dtype:
-            with np.errstate(over="ignore", invalid="ignore"):  # torch casts silently (inf, wrap)
-                arr = arr.astype(dt.np)
-            if not self._data.flags.c_contiguous:  # laid out like empty_like(self), as in torch
-                from ._ops._operands import preserve_layout
-
-                arr = preserve_layout(arr, self)
-        if dev != src_dev:
-            if src_dev.type == "cpu":
-                arr = cuda_backend().to_device(arr, dev.index, non_blocking)
-            elif dev.type == "cpu":
-                arr = cuda_backend().to_host(arr)
-            else:
-                arr = cuda_backend().to_device(cuda_backend().to_host(arr), dev.index)
-        elif arr is self._data:
-            arr = arr.copy()
-        out = Tensor._wrap(arr, dev)
-        if needs_grad(self):
-            src_dt = self.dtype
-            record("ToCopyBackward0", out, (self,),
-                   lambda g: (g.to(src_dev, src_dt),))
-        return out
-
+    # All of these call ``to``, attached by _ops/conversions.py (it records ToCopyBackward0).
     def cuda(self, device: Any = None, non_blocking: bool = False) -> "Tensor":
         """Copy to a CUDA device (``cuda:device``, or the current one); ``self`` if already there."""
         return self.to(as_device("cuda" if device is None else device), non_blocking=non_blocking)
@@ -605,8 +534,6 @@ class Tensor:
 
     def register_hook(self, hook: Callable[["Tensor"], "Tensor | None"]) -> Any:
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new grad."""
-        from .utils.hooks import RemovableHandle
-
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is None:
@@ -618,21 +545,12 @@ class Tensor:
     def register_post_accumulate_grad_hook(self, hook: Callable[["Tensor"], None]) -> Any:
         """Call ``hook(self)`` after a backward pass has added into this leaf's ``.grad`` (how
         ``DistributedDataParallel`` learns that a gradient is ready to be all-reduced)."""
-        from .utils.hooks import RemovableHandle
-
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         hooks = self.__dict__.setdefault("_post_acc_hooks", [])
         return RemovableHandle(hooks, hook)
-
-    def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs: Sequence["Tensor"] | None = None) -> None:
-        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``."""
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def __getattr__(self, name: str) -> Any:
         raise AttributeError(f"'Tensor' object has no attribute '{name}'")
@@ -655,22 +573,6 @@ def _init(t: Tensor, arr: Any, dev: device) -> None:
     t._leaf_hooks = None
     t._retains_grad = False
     t._inference = STATE.inference
-
-
-def _alias(t: Tensor, src: Tensor) -> None:
-    """Make ``t`` a view of all of ``src`` (``torch.Tensor(src)``): same memory, same dtype."""
-    _init(t, src._data, src._device)
-    t._vc = src._vc
-    t._base = src if src._base is None else src._base
-    t._inference = src._inference
-    if needs_grad(src):
-        record("AliasBackward0", t, (src,), lambda g: (g,))
-
-
-def _options(dt: D.dtype, dev: device) -> str:
-    """torch's printout of TensorOptions, in the legacy constructors' dtype errors."""
-    return (f"TensorOptions(dtype={_c_name(dt)}, device={dev}, layout=Strided, requires_grad=false "
-            "(default), pinned_memory=false (default), memory_format=(nullopt))")
 
 
 def wrap(arr: Any, dev: device = CPU) -> Tensor:
@@ -742,36 +644,6 @@ def _wrap_dim(dim: int, ndim: int) -> int:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
     return dim % n
-
-
-def _parse_to(t: Tensor, args: tuple, kwargs: dict) -> tuple[device, D.dtype, bool]:
-    dev, dt = t._device, t.dtype
-    copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
-    items = list(args)
-    if "device" in kwargs:
-        items.append(kwargs.pop("device"))
-    if "dtype" in kwargs:
-        items.append(kwargs.pop("dtype"))
-    if "other" in kwargs:
-        items.append(kwargs.pop("other"))
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    for a in items:
-        if isinstance(a, _py_bool):
-            continue  # positional non_blocking / copy flags of old call forms
-        if isinstance(a, Tensor):
-            dev, dt = a._device, a.dtype
-        elif isinstance(a, D.dtype):
-            dt = a
-        elif isinstance(a, (str, device, _py_int)):
-            dev = as_device(a)
-        elif a is None:
-            continue
-        else:
-            dt = D.to_dtype(a)
-    return dev, dt, copy
 
 
 def _c_name(dt: D.dtype) -> str:

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ._pieces import _ON_REGISTER, REGISTRY, STUB_MESSAGE, Piece, activate, pieces, set_pending
 
-__all__ = ["use_mine", "use_reference", "plugged", "report", "Report", "CALLS"]
+__all__ = ["use_mine", "use_reference", "plugged", "chapter_pieces", "report", "Report", "CALLS"]
 
 #: How many times each of the student's pieces has run (the test plugin reads it).
 CALLS: Counter = Counter()
@@ -89,6 +89,8 @@ def _myst_cells(text: str) -> list[Cell]:
         else:
             while i < len(lines) and lines[i].startswith(":"):    # :key: value options
                 _option(lines[i][1:], meta)
+                i += 1
+            if meta and i < len(lines) and not lines[i].strip():    # jupytext's blank line after them
                 i += 1
         start = i
         while i < len(lines) and lines[i].strip() != fence:
@@ -353,7 +355,12 @@ def _from_environment() -> None:
     """``MYTORCH_MINE=1`` or ``=<folder>``: switch on at import (scripts, tests, notebooks)."""
     value = os.environ.get("MYTORCH_MINE", "").strip()
     if value and value != "0":
-        use_mine(None if value == "1" else value, quiet=os.environ.get("MYTORCH_MINE_QUIET") == "1")
+        try:
+            use_mine(None if value == "1" else value,
+                     quiet=os.environ.get("MYTORCH_MINE_QUIET") == "1")
+        except FileNotFoundError as exc:  # a wrong setting must not break `import mytorch`
+            print(f"mytorch: MYTORCH_MINE={value}: {exc}; running on the library's own pieces",
+                  file=sys.stderr)
 
 
 def current(name: str) -> Callable:
@@ -378,6 +385,13 @@ def plugged(**fns: Callable) -> Iterator[None]:
     finally:
         for name, impl in before.items():
             setattr(pieces, name, impl)
+
+
+def chapter_pieces(namespace: dict, chapter: int) -> dict:
+    """The pieces of ``chapter`` defined in ``namespace`` (e.g. a notebook's ``globals()``), by
+    name: ``with plugged(**chapter_pieces(globals(), 2)):`` runs mytorch on all of them at once."""
+    return {name: namespace[name] for name, p in REGISTRY.items()
+            if p.chapter == chapter and name in namespace}
 
 
 _ON_REGISTER.append(lambda name, args: _switch(name, *args))

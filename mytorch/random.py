@@ -26,6 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from ._device import device as _device
+from ._tensor import Tensor, wrap
+
 __all__ = ["Generator", "default_generator", "get_rng_state", "initial_seed", "manual_seed",
            "seed", "set_rng_state", "fork_rng"]
 
@@ -45,8 +48,6 @@ class Generator:
     """
 
     def __init__(self, device: Any = "cpu") -> None:
-        from ._device import device as _device
-
         self.device = _device(device)
         if self.device.type == "cuda" and self.device.index is None:
             self.device = _device("cuda", 0)
@@ -77,8 +78,6 @@ class Generator:
     # ------------------------------------------------------------------ state
     def get_state(self) -> Any:
         """The full state as a ``uint8`` tensor; ``set_state`` of it continues the same stream."""
-        from ._tensor import wrap
-
         st = self._np.bit_generator.state
         words = (st["state"]["state"], st["state"]["inc"])
         raw = b"".join(w.to_bytes(16, "little") for w in words)
@@ -89,8 +88,6 @@ class Generator:
 
     def set_state(self, new_state: Any) -> Generator:
         """Restore a state produced by ``get_state``; returns ``self``."""
-        from ._tensor import Tensor
-
         if not isinstance(new_state, Tensor) or new_state.dtype.name != "uint8":
             raise TypeError("RNG state must be a torch.ByteTensor")
         raw = new_state._host().tobytes()

@@ -10,7 +10,7 @@ pytest_plugins = ["mine_plugin"]  # with MYTORCH_MINE set: which of the student'
 #: Test files of the book's tooling, not of the library: `make mine` runs every *other* test on the
 #: student's pieces (the marker `library` is added to those automatically).
 TOOLING = ("test_book_", "test_grader_", "test_lab", "test_mine", "test_layers", "test_web",
-           "test_binder", "test_nbval")
+           "test_binder", "test_nbval", "test_browser")
 
 
 @pytest.fixture(scope="session")
@@ -60,7 +60,8 @@ def no_cuda():
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the library's tests ``library``; skip tests marked ``gpu`` unless CuPy sees a GPU."""
     for item in items:
-        if not item.path.name.startswith(TOOLING):
+        if item.path.suffix == ".py" and item.path.parent.name == "tests" \
+                and not item.path.name.startswith(TOOLING):
             item.add_marker(pytest.mark.library)
     if not any("gpu" in item.keywords for item in items) or has_cuda():
         return

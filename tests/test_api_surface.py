@@ -470,8 +470,10 @@ def test_grad_fn_names():
 
 # ----------------------------------------------------------------------------- public names
 ALLOWED_EXTRAS = {
-    "mytorch": {"mine", "use_mine", "use_reference"},  # your own pieces (mytorch/mine.py)
+    # your own pieces (mytorch/mine.py); torchvision's stand-in, bound once `import mytorch.vision` ran
+    "mytorch": {"mine", "use_mine", "use_reference", "vision"},
     "mytorch.cuda": {"simulate", "simulated", "is_simulated"},  # the simulated GPU (mytorch/_device.py)
+    "mytorch.utils.data": {"ShardedIterableDataset"},  # the sharding pattern of torch's docs, packaged
 }
 
 

@@ -960,7 +960,7 @@ def test_a_leaf_does_not_keep_its_accumulate_grad_alive():
 
 
 def test_backward_with_create_graph_warns_once():
-    mytorch.autograd._create_graph_warned = False
+    mytorch.autograd.api._create_graph_warned = False
     x = mytorch.ones(2, requires_grad=True)
     with pytest.warns(UserWarning, match="create a reference cycle between the parameter and its "
                                          "gradient"):

@@ -95,8 +95,6 @@ def test_corrupt_chapter_named_with_fix_and_no_traceback(
     data, what = CORRUPTIONS[kind]
     (book / "chapters" / "02_broken.md").write_bytes(data)
     argv = [command, "--check"] if command == "colab" else [command]
-    if command == "book":
-        argv.append(str(book / "chapters" / "02_broken.md"))
     code, text = run_cli(capsys, "--root", book, *argv)
     assert code == 1
     assert "02_broken.md" in text and what in text
@@ -205,6 +203,7 @@ make = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 @pytest.mark.parametrize("argv, message", [
     (["test", "JOBS=abc"], "JOBS must be a positive number or 'auto'"),
     (["lab", "PORT=x"], "PORT must be a number"),
+    (["lab", "LANG=fr"], "LANG must be both, zh or en"),
     (["no-such-target"], "unknown target 'no-such-target'"),
 ])
 def test_make_rejects_bad_targets_and_values(argv: list[str], message: str) -> None:
@@ -213,14 +212,47 @@ def test_make_rejects_bad_targets_and_values(argv: list[str], message: str) -> N
     assert done.returncode == 2 and message in done.stdout + done.stderr
 
 
+@make
+def test_make_help_is_bilingual_and_check_is_not_confused_with_lint() -> None:
+    done = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "help"],
+                          capture_output=True, text=True, timeout=60)
+    lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith("  ")}
+    assert {"lab", "check", "lint", "test", "book", "colab"} <= set(lines) and "checks" not in lines
+    assert all(any("\u4e00" <= ch <= "\u9fff" for ch in line) and "/" in line for line in lines.values()), \
+        "every target is described in Chinese and English"
+    assert "students" in lines["check"] and "contributors" in lines["lint"]
+
+
 # ------------------------------------------------------------- Colab
 
 
 def test_colab_install_cell_brings_the_figure_dependencies() -> None:
     source = colab.install_cell_source("owner/name")
-    assert '%pip install -q "mytorch[book] @ git+https://github.com/owner/name"' in source
-    assert "import mytorch, bookkit, matplotlib, mplfonts" in source
+    assert "'mytorch[book] @ git+https://github.com/owner/name'" in source
+    assert "('mytorch', 'bookkit', 'matplotlib', 'mplfonts')" in source
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
         "optional-dependencies"]
     assert {"matplotlib", "mplfonts"} <= set(extras["book"])
-    assert {"jupytext", "pytest"} <= set(extras["dev"]) and "jupyterlab" in extras["lab"]
+    assert {"jupytext", "pytest", "nbval"} <= set(extras["dev"]) and "jupyterlab" in extras["lab"]
+
+
+@pytest.mark.timeout(120)
+def test_a_failed_colab_install_stops_the_notebook_with_one_sentence(tmp_path: Path) -> None:
+    """Run the install cell in a kernel where a module is missing and pip cannot install: the cell
+    raises, its error is one bilingual sentence (no traceback), and the next cell never runs."""
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from bookkit.execute import ExecutionFailed, execute
+
+    source = colab.install_cell_source("owner/name")
+    source = source.replace("'mytorch', 'bookkit',", "'no_such_module_for_the_test', 'bookkit',")
+    source = source.replace("git+https://github.com/owner/name", f"file://{tmp_path}/not-a-project")
+    nb = new_notebook(cells=[new_code_cell(source), new_code_cell("print('the next cell ran')")])
+    with pytest.raises(ExecutionFailed) as info:
+        execute(nb, "notebooks/en/01_x.ipynb", tmp_path, timeout=100)
+    assert info.value.cell_number == 1
+    error = [o for o in nb.cells[0].outputs if o.output_type == "error"][0]
+    assert error.ename == "InstallFailed"
+    assert error.traceback == [error.evalue], "the failure must read as one sentence, not a traceback"
+    assert "github.com/owner/name failed" in error.evalue and "安装失败" in error.evalue
+    assert not nb.cells[1].get("outputs")

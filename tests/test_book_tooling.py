@@ -150,7 +150,7 @@ def test_colab_notebook_is_deterministic_with_install_cell(fixtures_dir: Path) -
     install = data["cells"][0]
     assert install["cell_type"] == "code"
     source = "".join(install["source"])
-    assert "import mytorch" in source and '"mytorch[book] @ git+https://github.com/a/b"' in source
+    assert "find_spec" in source and "'mytorch[book] @ git+https://github.com/a/b'" in source
     assert all(c.get("outputs", []) == [] for c in data["cells"])
     assert all(c.get("metadata", {}).get("lang") in (None, "en") for c in data["cells"])
     assert "jupytext" not in data["metadata"]
@@ -169,8 +169,23 @@ def test_colab_sync_writes_and_checks(tmp_path: Path, fixtures_dir: Path) -> Non
     }
     written = {str(p.relative_to(tmp_path)) for p in tmp_path.glob("notebooks/**/*.ipynb")}
     assert written == expected
-    assert "owner/name" in (tmp_path / "notebooks/zh/00_sample.ipynb").read_text()
+    chapter = json.loads((tmp_path / "notebooks/zh/00_sample.ipynb").read_text())
+    assert "owner/name" in "".join(chapter["cells"][0]["source"])
+    code = [c for c in chapter["cells"] if c["cell_type"] == "code"]
+    assert all(c["execution_count"] for c in code), "chapters are stored executed"
+    assert any(c["outputs"] for c in code) and "execution" not in json.dumps(
+        [c["metadata"] for c in code]), "no timings in the stored cells"
+    exercise = json.loads((tmp_path / "notebooks/zh/exercises/01_sample_exercises.ipynb").read_text())
+    assert all(not c.get("outputs") for c in exercise["cells"]), "exercises are stored unexecuted"
     assert colab.sync(project, write=False).ok
+    assert colab.sync(project, write=True).stale == [], "regenerating changes no file"
+    stripped = json.loads((tmp_path / "notebooks/zh/00_sample.ipynb").read_text())
+    for cell in stripped["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    (tmp_path / "notebooks/zh/00_sample.ipynb").write_text(json.dumps(stripped))
+    report = colab.sync(project, write=False)
+    assert [p.name for p in report.stale] == ["00_sample.ipynb"], "an unexecuted chapter is stale"
     (tmp_path / "chapters" / "00_sample.md").write_text(
         (fixtures_dir / "sample_chapter.md").read_text().replace("arange(6)", "arange(8)"))
     report = colab.sync(project, write=False)
@@ -295,6 +310,14 @@ def test_python_m_bookkit_without_command(repo_root: Path) -> None:
     assert proc.returncode == 2 and "no command given" in proc.stderr and "check-bilingual" in proc.stderr
 
 
+def test_python_m_bookkit_outside_the_venv_says_to_use_make(repo_root: Path) -> None:
+    """`python3 -m bookkit …` with a Python that lacks bookkit's dependencies (-S: no site-packages)."""
+    proc = subprocess.run([sys.executable, "-S", "-m", "bookkit", "check-bilingual"], cwd=repo_root,
+                          text=True, capture_output=True, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "lacks" in proc.stderr and "make help" in proc.stderr and ".venv/bin/python -m bookkit" in proc.stderr
+
+
 def test_cli_usage_errors(repo_root: Path, monkeypatch: pytest.MonkeyPatch,
                           capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = run_cli("frobnicate", cwd=repo_root, monkeypatch=monkeypatch, capsys=capsys)
@@ -342,18 +365,52 @@ def test_cli_sync_commands_end_to_end(tmp_path: Path, fixtures_dir: Path,
 # ---------------------------------------------------------------- execute and build
 
 
-def test_build_writes_three_variants_and_html(tmp_path: Path, fixtures_dir: Path) -> None:
-    from bookkit.build import build
+def test_quoted_outputs_must_appear_in_the_stored_outputs(tmp_path: Path) -> None:
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    from bookkit.quotes import check_notebook
+
+    def notebook(quotes: list) -> object:
+        code = new_code_cell("print(x)", outputs=[new_output("stream", name="stdout", text="tensor([1.5000,\n  2.])\n")])
+        later = new_code_cell("y", outputs=[new_output("execute_result", data={"text/plain": "65504.0"},
+                                                       execution_count=2)])
+        return new_notebook(cells=[new_markdown_cell("# t", metadata={"lang": "en"}), code,
+                                   new_markdown_cell("It prints `tensor([1.5000, 2.])`.",
+                                                     metadata={"lang": "en", "quotes": quotes}),
+                                   new_markdown_cell("next", metadata={"lang": "en"}), later])
+
+    assert check_notebook(notebook(["tensor([1.5000, 2.])"]), tmp_path / "c.md", "en")[0] == []
+    problems, count = check_notebook(notebook(["tensor([1.5000, 2.])", "65504.0", "3.5"]), tmp_path / "c.md", "en")
+    assert count == 3 and len(problems) == 2, "65504.0 is printed by a cell beyond the next prose cell"
+    assert "'3.5' as an output" in problems[1].message and "make colab" in problems[1].fix
+    assert "must be a list" in check_notebook(notebook("3.5"), tmp_path / "c.md", "en")[0][0].message
+
+
+def test_web_edition_pages_have_lang_title_switch_links_and_no_cdn(tmp_path: Path, fixtures_dir: Path) -> None:
+    """`make book` on a one-chapter book: a Sphinx site per language, nothing loaded from the network."""
+    import re
+
+    from bookkit.web import build
 
     project = make_project(tmp_path, fixtures_dir)
-    index = build(project, timeout=120)
-    for variant in ("bilingual", "zh", "en"):
-        nb = read_notebook(tmp_path / "build" / variant / "00.ipynb")
-        assert nb.cells[2 if variant == "bilingual" else 1].outputs, "the code cell was not executed"
-        assert (tmp_path / "build" / variant / "00.html").stat().st_size > 1000
-    zh = read_notebook(tmp_path / "build" / "zh" / "00.ipynb")
-    assert all(c.metadata.get("lang") in (None, "zh") for c in zh.cells)
-    assert "zh/00.html" in index.read_text(encoding="utf-8")
+    shutil.copytree(Path(__file__).resolve().parents[1] / "web", tmp_path / "web")
+    exercises.sync(project.solutions(), project.exercises_dir, write=True)
+    colab.sync(project, write=True)
+    index = build(project)
+    assert 'href="zh/index.html"' in index.read_text(encoding="utf-8")
+    for lang, other, html_lang, title in (("zh", "en", "zh-CN", "示例章节"), ("en", "zh", "en", "Sample chapter")):
+        page = (tmp_path / "build" / "web" / lang / "00_sample.html").read_text(encoding="utf-8")
+        assert f'<html lang="{html_lang}"' in page
+        assert re.search(rf"<title>{title}", page), f"{lang}: the page title is not the chapter's"
+        assert f'href="../{other}/00_sample.html"' in page, "no switch to the other language"
+        assert f"colab.research.google.com/github/someone/mybook/blob/main/notebooks/{lang}/00_sample.ipynb" in page
+        assert "mybinder.org/v2/gh/someone/mybook/main?urlpath=lab/tree/chapters/00_sample.md" in page
+        assert "tensor([" in page or "15" in page, "the executed outputs are not on the page"
+        remote = re.findall(r'<(?:script|link|img)[^>]+(?:src|href)="(https?:[^"]+)"', page)
+        assert not remote, f"{lang}: the page loads {remote} from the network"
+        assert (tmp_path / "build" / "web" / lang / "_static" / "mathjax" / "tex-chtml.js").is_file()
+        assert (tmp_path / "build" / "web" / lang / "searchindex.js").is_file()
+        assert (tmp_path / "build" / "web" / lang / "exercises" / "01_sample_exercises.html").is_file()
 
 
 def test_figures_become_images_in_the_executed_notebook(tmp_path: Path) -> None:

@@ -242,3 +242,11 @@ def test_make_mine_on_half_finished_exercises_prints_the_table(tmp_path: Path) -
     table = out.split("## 结果 / Result")[1]
     assert re.search(r"`backward_order` \| 02\.4 \| 你的 / yours \| (\d+)/\1", table), table
     assert re.search(r"`softmax_backward` \| 02\.3 \| 未完成 / stub \| —", table), table
+
+
+def test_a_wrong_mytorch_mine_setting_warns_and_imports(tmp_path: Path) -> None:
+    env = dict(os.environ, MYTORCH_MINE=str(tmp_path / "nowhere"))
+    proc = subprocess.run([sys.executable, "-c", "import mytorch; print(mytorch.ones(2).sum().item())"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "2.0", proc.stderr
+    assert "MYTORCH_MINE" in proc.stderr and "library's own pieces" in proc.stderr

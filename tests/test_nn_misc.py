@@ -371,7 +371,18 @@ def test_spectral_norm_matches_torch_over_training_steps() -> None:
 
 
 def test_spectral_norm_converges_to_unit_norm_and_removes() -> None:
-    layer = NN(mytorch).utils.spectral_norm(NN(mytorch).Linear(6, 4), n_power_iterations=20)
+    # Power iteration converges like (σ2/σ1)^k: a random weight can have σ1 ≈ σ2, and then 20
+    # iterations are not enough. A weight with singular values 3, 1, 0.5, 0.25 (and a seeded
+    # start for u, v) converges to ~1e-19 in 20 iterations, every time.
+    mytorch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    left = np.linalg.qr(rng.standard_normal((4, 4)))[0]
+    right = np.linalg.qr(rng.standard_normal((6, 4)))[0]
+    lin = NN(mytorch).Linear(6, 4)
+    with mytorch.no_grad():
+        lin.weight.copy_(mytorch.tensor(left @ np.diag([3.0, 1.0, 0.5, 0.25]) @ right.T,
+                                        dtype=mytorch.float32))
+    layer = NN(mytorch).utils.spectral_norm(lin, n_power_iterations=20)
     layer(mytorch.zeros(1, 6))
     sv = np.linalg.svd(layer.weight.detach().numpy(), compute_uv=False)
     assert abs(sv[0] - 1) < 1e-3

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import zlib
 
 import numpy as np
 import pytest
@@ -19,7 +20,9 @@ import mytorch
 from mytorch._pieces import REGISTRY, activate
 
 STEPS = 25
-TOL = {"float32": dict(rtol=2e-6, atol=2e-7), "float64": dict(rtol=1e-13, atol=1e-14)}
+# float32: torch's CPU kernels fuse ``p + alpha * d`` into one rounding (FMA) where NumPy rounds
+# twice, so after 25 steps parameters of size ~1 may differ by a few ulps of 1 (not of the value).
+TOL = {"float32": dict(rtol=2e-6, atol=1e-6), "float64": dict(rtol=1e-13, atol=1e-14)}
 
 
 def _grads(seed: int, steps: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -52,7 +55,7 @@ def _train(lib, cls_name: str, kwargs: dict, dtype: str, grads: list, *,
 
 
 def _compare(cls_name: str, kwargs: dict, dtype: str, groups: bool = False) -> None:
-    grads = _grads(hash((cls_name, str(sorted(kwargs.items())))) % 1000, STEPS)
+    grads = _grads(zlib.crc32(f"{cls_name}{sorted(kwargs.items())}".encode()) % 1000, STEPS)
     mine, my_opt = _train(mytorch, cls_name, kwargs, dtype, grads, groups=groups)
     ref, ref_opt = _train(torch, cls_name, kwargs, dtype, grads, groups=groups)
     for step, (m, r) in enumerate(zip(mine, ref)):

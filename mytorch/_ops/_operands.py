@@ -13,9 +13,10 @@ from typing import Any, Callable, NoReturn, Sequence
 import numpy as np
 
 from .. import _dtype as D
-from .._device import CPU, device
+from .._device import CPU, cuda_backend, device
 from .._pieces import piece, pieces
-from .._tensor import Tensor, wrap
+from .._storage import restride
+from .._tensor import Tensor
 
 _scalar_types = (builtins.bool, builtins.int, builtins.float, builtins.complex, np.generic)
 
@@ -153,7 +154,6 @@ def array_on(t: Tensor, dev: device) -> Any:
         return t._data
     if dev.type == "cpu":
         return np.asarray(t.item())
-    from .._device import cuda_backend
     return cuda_backend().to_device(t._data, dev.index)
 
 
@@ -205,20 +205,16 @@ def _scalar_dtype(x: Any) -> D.dtype:
     raise TypeError(f"unsupported operand type: '{type(x).__name__}' (expected a Tensor or a number)")
 
 
-def to_tensor(x: Any, like: Tensor | None = None) -> Tensor:
-    """Tensors pass through; numbers and lists become tensors on ``like``'s device."""
-    if isinstance(x, Tensor):
-        return x
-    if isinstance(x, _scalar_types):
-        dt = D.scalar_dtype(x)
-        arr = np.asarray(x, dtype=dt.np)
-    else:
-        from .._creation import tensor
-        return tensor(x, device=like.device if like is not None else None)
-    if like is not None and like._device.type != "cpu":
-        from .._device import cuda_backend
-        return wrap(cuda_backend().to_device(arr, like._device.index), like._device)
-    return wrap(arr, CPU)
+def result_type(*operands: Any) -> D.dtype:
+    """torch.result_type: the dtype an arithmetic op over ``operands`` (tensors and numbers)
+    produces. Tensors with dimensions outrank 0-dim tensors, which outrank Python numbers."""
+    key = []
+    for x in operands:
+        if isinstance(x, Tensor):
+            key.append((2 if x._data.ndim else 1, x.dtype))
+        else:
+            key.append((0, D.scalar_dtype(x)))
+    return D.result_type_key(tuple(key))
 
 
 def wrap_dim(dim: int, ndim: int) -> int:
@@ -488,8 +484,6 @@ def _relaid(res: Any, stride: tuple, plan: tuple | None = None) -> Any:
     else:  # CuPy or the simulated device
         out = np.empty_like(res, shape=mem_shape, order="C").transpose(back)
     if _elem_strides(out) != tuple(stride):  # not a permutation of a contiguous layout
-        from .._storage import restride
-
         out = restride(np.empty_like(res, shape=(res.size,)), shape, stride)
     out[...] = res
     return out
@@ -526,8 +520,6 @@ def pointwise_layout(res: Any, *operands: Any) -> Any:
     if res.strides == cached[1]:
         return res
     if not res.size:  # nothing to copy: just describe the empty result with torch's strides
-        from .._storage import restride
-
         return restride(res, res.shape, want)
     return _relaid(res, want, cached[2])
 
@@ -564,10 +556,15 @@ def preserve_layout(res: Any, t: Tensor) -> Any:
     if _elem_strides(res) == want:
         return res
     if not res.size:
-        from .._storage import restride
-
         return restride(res, res.shape, want)
     return _relaid(res, want)
+
+
+def channels_last_copy(arr: Any) -> Any:
+    """A copy of a 4-d (N, C, H, W) array laid out channels-last (C varies fastest)."""
+    if arr.ndim != 4:
+        raise RuntimeError("required rank 4 tensor to use channels_last format")
+    return arr.transpose(0, 2, 3, 1).copy().transpose(0, 3, 1, 2)
 
 
 # ------------------------------------------------------------------------ writing into overlapping memory

@@ -16,7 +16,8 @@ from .._device import xp_for
 from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.graph import needs_grad, record
 from ._operands import _scalar_types, binary
-from .pointwise import _apply, _cap, _const, _grad_for, _inplace_version, _require_tensor, _to_out
+from ._variants import _cap, _inplace_version, _to_out
+from .pointwise import _apply, _const, _grad_for, _require_tensor
 
 __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",

@@ -27,7 +27,7 @@ from .._tensor import Tensor, make_view, tensor_method, wrap
 from ..autograd.graph import SavedOutput, needs_grad, record, sum_to
 from ._operands import array_on, check_same_device, checked_scalar, contiguous_result, \
     check_no_overlap, pointwise_layout, warn_if_expanded, warn_once, wrap_dim
-from .pointwise import _cap, _inplace_version, _to_out, inplace
+from ._variants import _cap, _inplace_version, _to_out, inplace
 
 __all__ = ["index_select", "take", "take_along_dim", "gather", "scatter", "scatter_add",
            "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put", "index_put_",

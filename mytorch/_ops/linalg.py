@@ -20,12 +20,13 @@ import numpy as np
 
 from .. import _dtype as D
 from .._device import xp_for
-from .._tensor import Tensor, make_view, tensor_method, wrap
 from .._pieces import piece, pieces
+from .._tensor import Tensor, make_view, tensor_method, wrap
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import SavedOutput, needs_grad, record, sum_to, unbroadcast
-from ._operands import check_same_device, checked_scalar, quietly, wrap_dim
-from .pointwise import _cap, _crossed, _to_out
+from ._operands import check_same_device, checked_scalar, quietly, result_type, wrap_dim
+from ._variants import _cap, _inplace_version, _to_out
+from .pointwise import _crossed
 
 __all__ = ["dot", "vdot", "mv", "mm", "bmm", "matmul", "addmm", "addmv", "addr", "addbmm",
            "baddbmm", "outer", "ger", "inner", "einsum", "tensordot", "kron", "inverse", "det",
@@ -377,7 +378,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
         if v._data.ndim != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v._data.ndim}-D")
     check_same_device(input, vec1, vec2)
-    dt = D.result_type(input, vec1, vec2)
+    dt = result_type(input, vec1, vec2)
     # Differentiable casts: each gradient flows back in its own input's dtype.
     input, vec1, vec2 = (t if t.dtype is dt else t.to(dt) for t in (input, vec1, vec2))
     return _scaled_sum("AddrBackward0", input, vec1._data[:, None] * vec2._data, (vec1, vec2),
@@ -826,7 +827,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None, *,
     dev = check_same_device(input, other)
     a, b = input._data, other._data
     if a.dtype != b.dtype:
-        dt = D.result_type(input, other).np
+        dt = result_type(input, other).np
         a, b = a.astype(dt), b.astype(dt)
     shape = np.broadcast_shapes(a.shape, b.shape)
     if dim is None:
@@ -891,8 +892,6 @@ for _name in ("dot", "vdot", "mv", "mm", "bmm", "matmul", "addmm", "addmv", "add
 # ------------------------------------------------------------------------ in-place versions
 def _register_inplace() -> None:
     """``addmm_``, ``addmv_``, ``addr_``, ``addbmm_``, ``baddbmm_``: the result written into self."""
-    from .pointwise import _inplace_version
-
     for name in ("addmm", "addmv", "addr", "addbmm", "baddbmm"):
         tensor_method(name + "_")(_inplace_version(globals()[name]))
 

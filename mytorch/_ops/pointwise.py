@@ -8,7 +8,8 @@ The pattern every op follows (read ``add`` first):
    ops (so it can itself be differentiated) that returns one gradient per input.
 
 In-place variants (``exp_``, ``clamp_``, …) are built from the out-of-place op by
-:func:`_inplace_version`; operators (``+``, ``**``, ``&``, …) are attached at the end.
+:func:`_inplace_version` (in ``_variants.py``, with ``out=``); operators (``+``, ``**``, ``&``, …)
+are attached at the end (``@`` by ``linalg.py``, with ``matmul``).
 Comparisons (``eq``, ``maximum``, ``isclose``, …) live in ``comparison.py``.
 """
 from __future__ import annotations
@@ -22,10 +23,11 @@ import numpy as np
 from .. import _dtype as D
 from .._device import xp_for
 from .._tensor import Tensor, tensor_method, wrap
-from ..autograd.graph import (SavedOutput, adopt_outputs, check_inplace, mask_grad, needs_grad,
-                              rebase_history, record, sum_to)
+from ..autograd.graph import SavedOutput, mask_grad, needs_grad, record, sum_to
 from ._operands import FP_IGNORE, FP_STATE, array_on, binary, binary_float, broadcast_error, \
-    check_no_overlap, check_same_device, checked_scalar, contiguous_result, pointwise_layout, quiet
+    check_no_overlap, check_same_device, checked_scalar, contiguous_result, pointwise_layout, quiet, \
+    result_type
+from ._variants import _cap, _check_out_dtype, _check_shape, _inplace_version, _to_out, inplace
 
 __all__ = [
     "add", "sub", "subtract", "mul", "multiply", "neg", "negative",
@@ -42,75 +44,9 @@ __all__ = [
     "logical_and", "logical_or", "logical_xor", "logical_not", "rsub", "signbit",
 ]
 
-# ------------------------------------------------------------------------ dtype checks, out=
-def _check_out_dtype(res_dt: D.dtype, out_dt: D.dtype) -> None:
-    if not D.can_cast(res_dt, out_dt):
-        raise RuntimeError(f"result type {_cap(res_dt)} can't be cast to the desired output type "
-                           f"{_cap(out_dt)}")
-
-
-def _cap(d: D.dtype) -> str:
-    """torch's C++ name of a dtype, as its error messages print it (``Float``, ``Long``…)."""
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[d.name]
-
-
 def _not_implemented(op: str, d: D.dtype) -> NotImplementedError:
     """torch's error for a kernel that has no version for dtype ``d`` (e.g. ``abs`` of bool)."""
     return NotImplementedError(f'"{op}" not implemented for \'{_cap(d)}\'')
-
-
-def _check_shape(self: Tensor, res_shape: tuple) -> None:
-    if tuple(res_shape) != self._data.shape:
-        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
-                           f"broadcast shape {list(res_shape)}")
-
-
-def inplace(self: Tensor, res: Any, name: str, inputs: tuple, backward: Any,
-            saved: tuple = ()) -> Tensor:
-    """Write ``res`` into ``self``'s memory (views see it), bump its version, rebase its history.
-
-    ``saved``: tensors other than ``self`` that ``backward`` reads (self's old value is gone).
-    """
-    if needs_grad(*inputs) and self.grad_fn is None and self._requires_grad:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    _check_out_dtype(D._BY_NP[res.dtype], self.dtype)
-    _check_shape(self, res.shape)
-    grad_needed = needs_grad(*inputs)
-    if grad_needed:
-        check_inplace(self)  # a view of a leaf that requires grad may not change either
-        # The old value of self becomes an ordinary input of the new node.
-        old = Tensor._wrap(self._data, self._device)
-        old.grad_fn, old._requires_grad, old._acc_node = self.grad_fn, self._requires_grad, \
-            self._acc_node
-        inputs = tuple(old if x is self else x for x in inputs)
-    self._data[...] = res
-    self._bump()
-    if grad_needed:
-        record(name, self, inputs, backward, saved)
-        if self._base is not None:
-            rebase_history(self)  # the base changed too: its grad_fn must see it
-    return self
-
-
-def _to_out(res: Tensor, out: Tensor | None) -> Tensor:
-    """Support ``out=``: copy into the given tensor (resizing an empty one), as torch does."""
-    if out is None:
-        return res
-    check_no_overlap(out)
-    if res._requires_grad and out._requires_grad:
-        raise RuntimeError("out=... arguments don't support automatic differentiation, but one of "
-                           "the arguments requires grad.")
-    _check_out_dtype(res.dtype, out.dtype)
-    if tuple(out.shape) != tuple(res.shape):
-        out._data = np.empty(res._data.shape, out._data.dtype) if out._device.type == "cpu" \
-            else res._data.astype(out._data.dtype)
-    out._data[...] = res._data
-    out._bump()
-    return out
 
 
 # ------------------------------------------------------------------------ small helpers
@@ -758,7 +694,7 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *,  # noqa: A002
                             "must both be Tensors or both be numbers")
         return _to_out(_clamp_tensors(input, min, max), out)
     operands = [input] + [b for b in (min, max) if b is not None]
-    dt = D.result_type(*operands)
+    dt = result_type(*operands)
     x = input._data if input._data.dtype == dt.np else input._data.astype(dt.np)
     lo = None if min is None else checked_scalar(min, dt)  # out of range: error, as in torch
     hi = None if max is None else checked_scalar(max, dt)
@@ -788,7 +724,7 @@ def _clamp_tensors(input: Tensor, min: Tensor | None, max: Tensor | None) -> Ten
     is the answer."""
     bounds = [b for b in (min, max) if b is not None]
     dev = check_same_device(input, *bounds)
-    dt = D.result_type(input, *bounds)
+    dt = result_type(input, *bounds)
     x = input._data.astype(dt.np, copy=False)
     lo = None if min is None else array_on(min, dev).astype(dt.np, copy=False)
     hi = None if max is None else array_on(max, dev).astype(dt.np, copy=False)
@@ -894,7 +830,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1,
             out: Tensor | None = None) -> Tensor:
     """``input + value * tensor1 * tensor2`` (the value is cast to the result dtype)."""
     prod = mul(tensor1, tensor2)
-    res = add(input, prod, alpha=_cast_value(value, D.result_type(input, prod)))
+    res = add(input, prod, alpha=_cast_value(value, result_type(input, prod)))
     if res.grad_fn is not None:
         res.grad_fn._name = "AddcmulBackward0"
     return _to_out(res, out)
@@ -912,7 +848,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1,
                            "inputs. The future addcdiv behavior is just the latter implementation: "
                            "(input + value * tensor1 / tensor2), for all dtypes.")
     quot = div(tensor1, tensor2)
-    res = add(input, quot, alpha=_cast_value(value, D.result_type(input, quot)))
+    res = add(input, quot, alpha=_cast_value(value, result_type(input, quot)))
     if res.grad_fn is not None:
         res.grad_fn._name = "AddcdivBackward0"
     return _to_out(res, out)
@@ -990,44 +926,6 @@ logical_xor = _logical("xor", np.logical_xor)
 def logical_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``x == 0`` as a bool tensor (``out=`` may have another dtype)."""
     return _to_out(wrap(np.logical_not(input._data), input._device), out)
-
-
-# ------------------------------------------------------------------------ in-place versions
-def _snapshot(t: Tensor) -> Tensor:
-    """A copy of ``t``'s current value that stands in for ``t`` in the autograd graph."""
-    old = Tensor._wrap(t._data.copy(), t._device)
-    old.grad_fn, old._requires_grad, old._acc_node = t.grad_fn, t._requires_grad, t._acc_node
-    return old
-
-
-def _inplace_version(fn: Callable) -> Callable:
-    """Build ``Tensor.<op>_`` from the out-of-place ``fn``: same math, result written into self.
-
-    Under autograd, ``fn`` runs on a snapshot of the old value (which carries self's history),
-    so its backward still sees the input as it was; self then takes over the new graph node.
-    This is what torch does for in-place ops whose derivative needs the original input.
-    """
-    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        check_no_overlap(self)  # an expanded tensor: torch refuses to write into it
-        if needs_grad(self, *args, *kwargs.values()):
-            check_inplace(self)
-            res = fn(_snapshot(self), *args, **kwargs)
-        else:
-            res = fn(self, *args, **kwargs)
-        _check_out_dtype(res.dtype, self.dtype)
-        _check_shape(self, res._data.shape)
-        self._data[...] = res._data
-        self._bump()
-        if res.grad_fn is not None:
-            self.grad_fn, self._requires_grad = res.grad_fn, True
-            adopt_outputs(res.grad_fn, res, self)  # a saved result now lives in self
-            if self._base is not None:
-                rebase_history(self)
-        return self
-
-    method.__name__ = method.__qualname__ = fn.__name__ + "_"
-    method.__doc__ = f"In-place version of :func:`{fn.__name__}`."
-    return method
 
 
 def _ufunc_into(self: Tensor, ufunc: Any, a: Any, b: Any, dt: D.dtype) -> Tensor:
@@ -1140,11 +1038,6 @@ tensor_method("float_power_")(_float_power_)
 
 
 # ------------------------------------------------------------------------ operators
-def _matmul(a: Any, b: Any) -> Tensor:
-    from .linalg import matmul  # linalg imports this module; import lazily
-    return matmul(a, b)
-
-
 def _invert(self: Tensor) -> Tensor:
     if self.dtype._cat > D._INT:
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
@@ -1163,7 +1056,7 @@ def _binary_operators(name: str, fn: Callable, inplace: str | None) -> None:
 for _name, _fn, _inplace in [
         ("add", add, "add_"), ("sub", sub, "sub_"), ("mul", mul, "mul_"),
         ("truediv", div, "div_"), ("floordiv", floor_divide, "floor_divide_"),
-        ("mod", remainder, "remainder_"), ("pow", pow, "pow_"), ("matmul", _matmul, None),
+        ("mod", remainder, "remainder_"), ("pow", pow, "pow_"),
         ("and", bitwise_and, "bitwise_and_"), ("or", bitwise_or, "bitwise_or_"),
         ("xor", bitwise_xor, "bitwise_xor_"), ("lshift", bitwise_left_shift, "bitwise_left_shift_"),
         ("rshift", bitwise_right_shift, "bitwise_right_shift_")]:

@@ -22,7 +22,7 @@ from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.graph import needs_grad, record
 from ..random import Generator, default_generator, device_generator
 from ._operands import check_no_overlap, size_args, star_or_keyword
-from .pointwise import _cap, _to_out, inplace
+from ._variants import _cap, _to_out, inplace
 
 __all__ = ["rand", "randn", "randint", "randperm", "normal", "multinomial", "bernoulli", "poisson",
            "rand_like", "randn_like", "randint_like"]

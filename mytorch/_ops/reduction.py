@@ -18,17 +18,19 @@ import numpy as np
 
 from .. import _dtype as D
 from .. import return_types
+from .._creation import _place
 from .._device import xp_for
-from .._tensor import Tensor, tensor_method, wrap
+from .._tensor import Tensor, _c_name, tensor_method, wrap
 from ..autograd.grad_mode import STATE
-from ..autograd.graph import SavedOutput, needs_grad, record
-from ._operands import contiguous_result, preserve_layout, quiet, quietly, wrap_dim, wrap_dims
-from .pointwise import _cap
+from ..autograd.graph import SavedOutput, needs_grad, record, sum_to
+from ._operands import contiguous_result, preserve_layout, quiet, quietly, size_args, wrap_dim, wrap_dims
+from ._variants import _cap, _inplace_version
+from .shape import cat
 
 __all__ = [
     "sum", "nansum", "mean", "nanmean", "var", "std", "var_mean", "std_mean",
     "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "prod", "cumsum", "cumprod",
-    "logsumexp", "norm", "median", "kthvalue", "topk", "sort", "argsort", "msort",
+    "logsumexp", "median", "kthvalue", "topk", "sort", "argsort", "msort",
     "unique", "unique_consecutive", "count_nonzero", "any", "all",
 ]
 
@@ -213,9 +215,6 @@ def sum_to_size(self: Tensor, *size: Any) -> Tensor:
     Leading dimensions are summed away, dimensions of size 1 in ``size`` are summed and kept.
     That is what the gradient of a broadcast input needs (``autograd.graph.sum_to``).
     """
-    from ..autograd.graph import sum_to
-    from ._operands import size_args
-
     shape = tuple(size_args(size))
     have = tuple(self._data.shape)
     lead = len(have) - len(shape)
@@ -456,8 +455,6 @@ def _product_of_others(x: Tensor, d: int) -> Tensor:
     Written with differentiable ops (exclusive cumulative products from both ends), so the
     gradient of ``prod`` can be differentiated again even where the input has zeros.
     """
-    from .shape import cat
-
     n = x.shape[d]
     one = _ones_slice(x, d)
     before = cat([one, x.narrow(d, 0, n - 1)], d).cumprod(d)
@@ -567,8 +564,6 @@ def _cumprod_backward_scan(input: Tensor, g: Tensor, d: int) -> Tensor:
     ``S[i] = g[i] + x[i+1] * S[i+1]`` (the sum over k >= i of g[k] times x[i+1] ... x[k]): no
     division anywhere, so zeros are fine. One small op per position along ``d``.
     """
-    from .shape import cat
-
     n = input.shape[d]
     before = cat([_ones_slice(input, d), input.narrow(d, 0, n - 1)], d).cumprod(d)
     s = [g.narrow(d, n - 1, 1)]
@@ -601,20 +596,14 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
 
 
 # ============================================================================ norms
-def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,
-         dtype: Any = None) -> Tensor:
+def vector_norm(input: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False, *,
+                dtype: Any = None) -> Tensor:
     """Vector p-norm ``sum(|x|**p) ** (1/p)`` over ``dim`` (all elements by default).
 
     ``p`` may be any number, ``inf``/``-inf`` (largest/smallest ``|x|``), 0 (count of non-zeros)
-    or ``'fro'`` (= 2).
+    or ``'fro'`` (= 2). The kernel of ``torch.linalg.vector_norm`` and of ``torch.norm``
+    (``mytorch/functional.py``), which also handles the matrix norms.
     """
-    if isinstance(p, str) and (p != "fro" or (isinstance(dim, (tuple, list)) and len(dim) > 2)):
-        # the nuclear norm (and any other named order) is a matrix norm, as in torch.norm
-        from ..linalg import matrix_norm
-
-        dims = tuple(range(input.ndim)) if dim is None else \
-            (dim,) if isinstance(dim, (builtins.int, np.integer)) else tuple(dim)
-        return matrix_norm(input, p, dims, keepdim, dtype=dtype)
     if p == "fro" or p is None:
         p = 2
     _require_float("linalg.vector_norm", input)
@@ -837,7 +826,7 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
 
 # ============================================================================ Tensor methods
 for _fn in (sum, nansum, mean, nanmean, var, std, max, min, amax, amin, aminmax, argmax, argmin,
-            prod, cumsum, cumprod, logsumexp, norm, median, kthvalue, topk, sort, argsort, msort,
+            prod, cumsum, cumprod, logsumexp, median, kthvalue, topk, sort, argsort, msort,
             unique, unique_consecutive, count_nonzero, any, all):
     tensor_method(_fn.__name__)(_fn)
 del _fn
@@ -846,8 +835,6 @@ del _fn
 # ============================================================================ in-place scans
 def _scan_inplace(fn: Any) -> Any:
     """``cumsum_``/``cumprod_``: the scan in self's own dtype, written into self."""
-    from .pointwise import _inplace_version
-
     def scan(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
         if dtype is not None and D.to_dtype(dtype) is not input.dtype:
             raise RuntimeError(f"Bad in-place call: input tensor dtype {_c_type(input.dtype)} and "
@@ -859,8 +846,6 @@ def _scan_inplace(fn: Any) -> Any:
 
 
 def _c_type(dt: D.dtype) -> str:
-    from .._tensor import _c_name
-
     return _c_name(dt)
 
 
@@ -943,8 +928,6 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         counts = counts.astype(np.int64, copy=False)
     else:
         counts = counts.astype(w.dtype, copy=False)
-    from .._creation import _place
-
     return _place(counts, input._device)
 
 

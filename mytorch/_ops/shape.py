@@ -29,10 +29,11 @@ from .._device import xp_for
 from .._layout import channels_last, contiguous_format, preserve_format
 from .._storage import extent, moved, resized, restride, storage_root, strided_view
 from .._storage import storage_offset as _storage_offset
-from .._tensor import Size, Tensor, make_view, tensor_method, wrap
+from .._tensor import _LEGACY_NAMES, Size, Tensor, make_view, tensor_method, wrap
 from ..autograd.graph import needs_grad, record, sum_to
-from ._operands import check_no_overlap, check_same_device, checked_scalar, preserve_strides, \
-    scalar_array, size_args, star_or_keyword, warn_once, wrap_dim
+from ._operands import channels_last_copy, check_no_overlap, check_same_device, checked_scalar, \
+    preserve_strides, scalar_array, size_args, star_or_keyword, warn_once, wrap_dim
+from ._variants import _to_out, inplace
 
 __all__ = [
     "reshape", "flatten", "unflatten", "ravel", "clone",
@@ -84,8 +85,6 @@ def _contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
 
 def _scalar_type_name(dt: D.dtype) -> str:
     """torch's short C++ type name: Float, Double, Long, ..."""
-    from .._tensor import _LEGACY_NAMES
-
     return _LEGACY_NAMES[dt.name][:-len("Tensor")]
 
 
@@ -337,12 +336,6 @@ def _empty_preserving(t: Tensor) -> Any:
     return restride(xp_for(t._device).empty(arr.size, arr.dtype), arr.shape, preserve_strides(t))
 
 
-def _channels_last_copy(arr: Any) -> Any:
-    if arr.ndim != 4:
-        raise RuntimeError("required rank 4 tensor to use channels_last format")
-    return arr.transpose(0, 2, 3, 1).copy().transpose(0, 3, 1, 2)
-
-
 def clone(input: Tensor, *, memory_format: Any = preserve_format) -> Tensor:
     """A copy with its own memory; the gradient passes straight through.
 
@@ -351,7 +344,7 @@ def clone(input: Tensor, *, memory_format: Any = preserve_format) -> Tensor:
     """
     arr = input._data
     if memory_format is channels_last:
-        out = _channels_last_copy(arr)
+        out = channels_last_copy(arr)
     elif memory_format is contiguous_format or memory_format is None:
         out = arr.copy()
     elif memory_format is preserve_format:
@@ -1137,14 +1130,6 @@ def column_stack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Ten
     return cat(ts, 1, out=out)
 
 
-def _to_out(res: Tensor, out: Tensor | None) -> Tensor:
-    if out is None:
-        return res
-    from .pointwise import _to_out as to_out
-
-    return to_out(res, out)
-
-
 # ============================================================================ reordering (copies)
 def _flip_dims(dims: Any, nd: int) -> tuple[int, ...]:
     dims = (dims,) if isinstance(dims, _int) else tuple(dims)
@@ -1278,8 +1263,6 @@ tensor_method("triu")(triu)
 
 @tensor_method()
 def tril_(self: Tensor, diagonal: int = 0) -> Tensor:
-    from .pointwise import inplace
-
     _check_matrix(self, "tril")
     return inplace(self, xp_for(self._device).tril(self._data, diagonal), "TrilBackward0",
                    (self,), lambda g: (tril(g, diagonal),))
@@ -1287,8 +1270,6 @@ def tril_(self: Tensor, diagonal: int = 0) -> Tensor:
 
 @tensor_method()
 def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
-    from .pointwise import inplace
-
     _check_matrix(self, "triu")
     return inplace(self, xp_for(self._device).triu(self._data, diagonal), "TriuBackward0",
                    (self,), lambda g: (triu(g, diagonal),))
@@ -1419,8 +1400,6 @@ def resize_as_(self: Tensor, the_template: Tensor, *, memory_format: Any = None)
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Copy ``src``'s values into ``self``'s memory: broadcast, cast to ``self.dtype``, move
     across devices. Views of ``self`` see the new values."""
-    from .pointwise import inplace
-
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not "
                         f"{type(src).__name__}")
@@ -1446,8 +1425,6 @@ def _zeros_like(g: Tensor) -> Tensor:
 
 def fill_(input: Tensor, value: Any) -> Tensor:
     """Set every element to ``value`` (a number or a 0-d tensor, cast to the tensor's dtype)."""
-    from .pointwise import inplace
-
     inputs: tuple = (input,)
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
@@ -1463,8 +1440,6 @@ def fill_(input: Tensor, value: Any) -> Tensor:
 
 def zero_(input: Tensor) -> Tensor:
     """Set every element to 0."""
-    from .pointwise import inplace
-
     return inplace(input, _full_array(input, input._data.dtype.type(0)), "ZeroBackward0",
                    (input,), lambda g: (_zeros_like(g),))
 

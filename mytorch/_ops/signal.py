@@ -20,8 +20,8 @@ from .. import _dtype as D
 from .._creation import _place
 from .._device import as_device, xp_for
 from .._tensor import Tensor, tensor_method, wrap
+from ._variants import _cap, _to_out
 from .linalg import _C_NAMES
-from .pointwise import _cap, _to_out
 
 __all__ = ["hann_window", "hamming_window", "blackman_window", "bartlett_window",
            "kaiser_window", "histc", "histogram"]

@@ -27,7 +27,7 @@ from .._device import xp_for
 from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.graph import needs_grad, record, sum_to
 from ._operands import binary_float
-from .pointwise import _to_out
+from ._variants import _to_out
 
 __all__ = ["lgamma", "digamma", "polygamma", "erfinv", "xlogy"]
 

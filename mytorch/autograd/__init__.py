@@ -1,26 +1,29 @@
 """mytorch.autograd: the graph recorded by operations, and the backward pass over it.
 
-* ``graph.py``        — nodes (``grad_fn``) and how ops record themselves
-* ``engine.py``       — the non-recursive backward pass
 * ``grad_mode.py``    — no_grad, enable_grad, set_grad_enabled, inference_mode
+* ``graph.py``        — nodes (``grad_fn``) and how ops record themselves
+* ``anomaly_mode.py`` — detect_anomaly: find the forward op whose backward produced NaN
+* ``engine.py``       — the non-recursive backward pass
+* ``piece_op.py``     — a piece written with tensor ops, run as one fused graph node
+* ``api.py``          — ``backward`` and ``grad``, the entry points (and ``Tensor.backward``)
 * ``function.py``     — custom operations: ``autograd.Function`` with ``ctx``
 * ``gradcheck.py``    — gradcheck / gradgradcheck: autograd against finite differences
-* ``anomaly_mode.py`` — detect_anomaly: find the forward op whose backward produced NaN
+* ``variable.py``     — ``Variable``, the pre-0.4 wrapper: now it just returns a tensor
+
+The package spans layers of mytorch's stack (docs/architecture.md). The graph machinery
+(``graph``, ``anomaly_mode``, ``engine``, ``piece_op``) sits *below* the operations, which record
+their nodes with ``graph.record``; ``api``, ``function``, ``gradcheck`` and ``variable`` sit
+*above* them: they are the user's entry points and compute with tensor operations. Python runs
+this file before any of its modules, even for ``import mytorch.autograd.graph`` from inside an
+operation, so it imports nothing but the grad-mode switches (at the very bottom of the stack):
+every other public name is looked up in its module on first use (PEP 562 ``__getattr__``).
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
-from . import graph
-from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, \
-    set_detect_anomaly
-from .engine import _accumulate_leaf, run_backward
-from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                         no_grad, set_grad_enabled)
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .graph import Node
-from .variable import Variable
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "Node", "Function", "FunctionCtx",
@@ -29,114 +32,32 @@ __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "in
            "is_anomaly_check_nan_enabled", "graph", "Variable"]
 
 
-def _as_list(x: Any) -> list:
-    from .._tensor import Tensor
+def __getattr__(name: str) -> Any:
+    """A public name defined above the grad-mode switches: import its module now (PEP 562).
 
-    if x is None:
-        return []
-    if isinstance(x, Tensor):
-        return [x]
-    return list(x)
-
-
-def _make_grads(outputs: list, grad_outputs: list) -> list:
-    """One gradient per output: the given one (checked), or 1 for a scalar output."""
-    from .._creation import ones_like
-
-    grads = []
-    for i, out in enumerate(outputs):
-        g = grad_outputs[i] if i < len(grad_outputs) else None
-        if g is None:
-            if out.numel() != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not out.dtype.is_floating_point and not out.dtype.is_complex:
-                raise RuntimeError("grad can be implicitly created only for real scalar outputs but"
-                                   f" got {out.dtype}")
-            g = ones_like(out)
-        elif tuple(g.shape) != tuple(out.shape):
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                               f"{g.shape} and output[{i}] has a shape of {out.shape}.")
-        grads.append(g)
-    return grads
-
-
-def _check_roots(outs: list) -> None:
-    for i, t in enumerate(outs):
-        if not t._requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
-                               "grad_fn")
-
-
-_create_graph_warned = False
-
-
-def _warn_create_graph() -> None:
-    """Once per process, like torch: ``.grad`` now refers to a graph that refers back to it."""
-    global _create_graph_warned
-    if _create_graph_warned:
-        return
-    _create_graph_warned = True
-    import warnings
-
-    warnings.warn("Using backward() with create_graph=True will create a reference cycle between "
-                  "the parameter and its gradient which can cause a memory leak. We recommend "
-                  "using autograd.grad when creating the graph to avoid this. If you have to use "
-                  "this function, make sure to reset the .grad fields of your parameters to None "
-                  "after use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
-
-
-def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
-             create_graph: bool = False, inputs: Sequence | None = None) -> None:
-    """Compute gradients of ``tensors`` and accumulate them into the leaves' ``.grad``.
-
-    ``inputs`` restricts the accumulation to those tensors (their ``.grad`` only).
+    The name is then stored in this module, so later lookups never come back here.
     """
-    outs = _as_list(tensors)
-    _check_roots(outs)
-    grads = _make_grads(outs, _as_list(grad_tensors))
-    if retain_graph is None:
-        retain_graph = create_graph
-    if create_graph:
-        _warn_create_graph()
-    if inputs is not None:
-        ins = _as_list(inputs)
-        if not ins:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-        res = run_backward(outs, grads, retain_graph, create_graph, inputs=ins, allow_unused=True)
-        for t, g in zip(ins, res or ()):
-            if g is not None:
-                _accumulate_leaf(t, g, create_graph)
-        return
-    run_backward(outs, grads, retain_graph, create_graph)
-
-
-def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
-         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
-    """Return d(outputs)/d(inputs) without touching any ``.grad``.
-
-    ``create_graph=True`` records the backward pass itself, so the result can be differentiated
-    again (higher-order derivatives); ``allow_unused=True`` returns None for an input the outputs
-    do not depend on instead of raising.
-    """
-    if is_grads_batched:
-        raise NotImplementedError("mytorch.autograd.grad does not support is_grads_batched=True")
-    if materialize_grads and allow_unused is False:
-        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True,"
-                         " but got: allow_unused=False.")
-    outs = _as_list(outputs)
-    ins = _as_list(inputs)
-    _check_roots(outs)
-    grads = _make_grads(outs, _as_list(grad_outputs))
-    if retain_graph is None:
-        retain_graph = create_graph
-    res = run_backward(outs, grads, retain_graph, create_graph, inputs=ins,
-                       allow_unused=bool(allow_unused) or materialize_grads)
-    if materialize_grads:
-        from .._creation import zeros_like
-
-        res = tuple(zeros_like(i) if r is None else r for r, i in zip(res, ins))
-    return res
+    # (each branch imports its module's public names: they are collected from locals() below)
+    if name == "Node":
+        from .graph import Node  # noqa: F401
+    elif name in ("detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+                  "is_anomaly_check_nan_enabled"):
+        from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F401
+                                   is_anomaly_enabled, set_detect_anomaly)
+    elif name in ("backward", "grad"):
+        from .api import backward, grad  # noqa: F401
+    elif name in ("Function", "FunctionCtx", "once_differentiable"):
+        from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
+    elif name in ("gradcheck", "gradgradcheck", "GradcheckError"):
+        # (this binds the function gradcheck over the submodule of the same name, as in torch)
+        from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
+    elif name == "Variable":
+        from .variable import Variable  # noqa: F401
+    else:
+        raise AttributeError(f"module 'mytorch.autograd' has no attribute '{name}'")
+    found = {k: v for k, v in locals().items() if k != "name"}
+    globals().update(found)
+    return found[name]
 
 
 def __dir__() -> list[str]:

@@ -26,6 +26,8 @@ import functools
 import weakref
 from typing import Any, Callable
 
+from .._creation import zeros
+from .._tensor import Tensor
 from .grad_mode import STATE, no_grad
 from .graph import INFERENCE_SAVED, Node, SavedOutput, _save, check_inplace, edge, sum_to
 
@@ -129,8 +131,6 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` untracked, then record one node whose backward is ``cls.backward``."""
-        from .._tensor import Tensor
-
         ctx = cls._backward_cls.__new__(cls._backward_cls)
         Node.__init__(ctx, cls._backward_cls.__name__, (), None)
         grad_on = STATE.enabled
@@ -149,8 +149,6 @@ class Function(metaclass=_FunctionMeta):
 
 def _connect(ctx: BackwardCFunction, cls: type, args: tuple, output: Any) -> Any:
     """Make ``ctx`` the ``grad_fn`` of the outputs and wire its edges to the tensor inputs."""
-    from .._tensor import Tensor
-
     is_tuple = isinstance(output, tuple)
     outputs = list(output) if is_tuple else [output]
     dirty = {id(t) for t in getattr(ctx, "_dirty", ())}
@@ -205,8 +203,6 @@ def _make_backward(ctx: BackwardCFunction, cls: type, n_args: int, tensor_pos: l
     ctx_ref = weakref.ref(ctx)
 
     def backward(grad: Any) -> tuple:
-        from .._creation import zeros
-
         ctx = ctx_ref()
         grads = [grad] if ctx.num_outputs == 1 else list(grad)
         if getattr(ctx, "_materialize_grads", True):

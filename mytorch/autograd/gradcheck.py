@@ -13,15 +13,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .._creation import zeros
+from .._dtype import float64
+from .._ops.shape import cat, stack
 from .._pieces import piece, pieces
+from .._tensor import Tensor
+from .api import grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
-
-
-def stack(tensors: list) -> Any:  # TODO(layers): a plain top-level import once the cycle is gone
-    from .._ops.shape import stack as _stack
-
-    return _stack(tensors)
 
 
 class GradcheckError(RuntimeError):
@@ -33,8 +32,6 @@ def _as_tuple(x: Any) -> tuple:
 
 
 def _differentiable_outputs(out: Any) -> list:
-    from .._tensor import Tensor
-
     return [o for o in _as_tuple(out) if isinstance(o, Tensor) and o.dtype.is_floating_point]
 
 
@@ -64,11 +61,6 @@ def numerical_jacobian(f: "Callable", x: "Tensor", eps: float = 1e-6) -> "Tensor
 def _numerical_jacobians(func: Callable, inputs: tuple, eps: float) -> list[list[np.ndarray]]:
     """``J[j][i]``: (numel of input j) × (numel of output i), from the piece
     :func:`numerical_jacobian` applied to all outputs at once."""
-    from .._creation import zeros
-    from .._dtype import float64
-    from .._ops.shape import cat
-    from .._tensor import Tensor
-
     sizes = [o.numel() for o in _differentiable_outputs(func(*inputs))]
 
     def all_outputs(_: Any) -> "Tensor":
@@ -91,10 +83,6 @@ def _numerical_jacobians(func: Callable, inputs: tuple, eps: float) -> list[list
 
 def analytical_jacobian(outputs: list, inputs: tuple) -> list[list[np.ndarray]]:
     """The same matrices from autograd: one backward per output element (a one-hot grad)."""
-    from .._creation import zeros
-    from .._tensor import Tensor
-    from . import grad
-
     diff = [x for x in inputs if isinstance(x, Tensor) and x._requires_grad]
     jac = [[np.zeros((x.numel(), o.numel())) for o in outputs] for x in diff]
     for i, out in enumerate(outputs):
@@ -121,8 +109,6 @@ def gradcheck(func: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1
     Use float64 inputs with ``requires_grad=True``; on a mismatch, raise :class:`GradcheckError`
     showing both Jacobians (or return False with ``raise_exception=False``).
     """
-    from .._tensor import Tensor
-
     inputs = _as_tuple(inputs)
     if not any(isinstance(x, Tensor) and x._requires_grad for x in inputs):
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
@@ -160,9 +146,6 @@ def gradgradcheck(func: Callable, inputs: Any, grad_outputs: Sequence | None = N
     The gradients of ``func`` (computed with ``create_graph=True`` for random ``grad_outputs``)
     are themselves a function of the inputs and the ``grad_outputs``; gradcheck that function.
     """
-    from .._tensor import Tensor
-    from . import grad
-
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)

@@ -18,7 +18,10 @@ import traceback
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from .._device import xp_for
 from .._pieces import piece, pieces
+from .._tensor import wrap
+from ..utils.hooks import RemovableHandle
 from .grad_mode import STATE
 
 if TYPE_CHECKING:
@@ -106,24 +109,18 @@ class Node:
 
         A hook that returns a tuple replaces the gradients passed on to the next nodes.
         """
-        from ..utils.hooks import RemovableHandle
-
         if self._hooks is None:
             self._hooks = []
         return RemovableHandle(self._hooks, fn)
 
     def register_prehook(self, fn: Callable) -> Any:
         """Call ``fn(grad_outputs)`` before this node's backward runs; may return new grads."""
-        from ..utils.hooks import RemovableHandle
-
         if self._pre_hooks is None:
             self._pre_hooks = []
         return RemovableHandle(self._pre_hooks, fn)
 
     def _add_tensor_hook(self, nr: int, fn: Callable) -> Any:
         """A hook of output ``nr`` of this node (``Tensor.register_hook`` on a non-leaf)."""
-        from ..utils.hooks import RemovableHandle
-
         if self._tensor_hooks is None:
             self._tensor_hooks = {}
         return RemovableHandle(self._tensor_hooks.setdefault(nr, []), fn)
@@ -185,8 +182,6 @@ class SavedOutput:
         return self._data
 
     def __call__(self) -> "Tensor":
-        from .._tensor import wrap
-
         t = wrap(self._data, self._device)
         t._vc = self._vc
         node = self._node() if self._node is not None else None
@@ -302,8 +297,6 @@ def _pack_all(node: Node, items: list) -> list:
 
 
 def _unpack_all(entries: list) -> None:
-    from .._tensor import wrap
-
     for e in entries:
         t = e.unpack(e.packed)
         if e.item is not None:
@@ -363,8 +356,6 @@ def _modified_message(node: Node, t: Any, version: int) -> str:
     A saved output is named after the node that saved it (its producer); a saved input after its
     current ``grad_fn``, and a view whose memory changed as ``AsStrided``, as torch does.
     """
-    from .._tensor import wrap
-
     current = t._vc.value
     if t.__class__ is SavedOutput:
         producer, nr = node.name(), t._nr
@@ -476,9 +467,6 @@ def mask_grad(name: str, g: "Tensor", mask: Any, x: Any) -> "Tensor":
     result is recorded as a function of ``g`` *and* ``x``, like torch's ``*_backward`` ops:
     differentiating it again w.r.t. the input gives zeros, not an error.
     """
-    from .._device import xp_for
-    from .._tensor import wrap
-
     arr = g._data
     if mask.dtype != bool:
         out = arr * mask.astype(arr.dtype, copy=False)
@@ -509,8 +497,6 @@ def depends_on(g: "Tensor", x: Any, name: str) -> "Tensor":
     t = x() if x.__class__ is SavedOutput else x
     if not t._requires_grad:
         return g
-    from .._tensor import wrap
-
     out = wrap(g._data, g._device)
     return record(name, out, (g, t), lambda gg: (gg if g._requires_grad else None,
                                                  gg.new_zeros(tuple(t.shape))))
@@ -625,9 +611,7 @@ def _regenerate_view(view: "Tensor", base: "Tensor") -> None:
     shape, numel = tuple(base._data.shape), base._data.size
 
     def backward(g: "Tensor") -> tuple:
-        from .._creation import zeros
-
-        flat = zeros(numel, dtype=g.dtype, device=g.device)
+        flat = g.new_zeros(numel)
         return (flat.index_add(0, positions, g.reshape(-1)).reshape(shape),)
 
     view.grad_fn = Node("AsStridedBackward0", (edge(base),), backward)
@@ -635,8 +619,6 @@ def _regenerate_view(view: "Tensor", base: "Tensor") -> None:
 
 
 def _to_device(arr: Any, dev: Any) -> "Tensor":
-    from .._tensor import wrap
-
     t = wrap(arr)
     return t if dev.type == "cpu" else t.to(dev)
 

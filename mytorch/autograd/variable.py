@@ -9,13 +9,13 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from .._tensor import Tensor
+
 __all__ = ["Variable"]
 
 
 def _is_tensor(obj: Any) -> bool:
-    # by name: this module sits below the Tensor class in the import order
-    return any(c.__name__ == "Tensor" and c.__module__ == "mytorch._tensor"
-               for c in type(obj).__mro__)
+    return isinstance(obj, Tensor)
 
 
 class _VariableMeta(type):

@@ -5,6 +5,7 @@ import numbers
 from typing import Any
 
 from .. import _dtype as D
+from .._creation import tensor
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
 from . import constraints
@@ -133,8 +134,6 @@ def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
         if not isinstance(v, (Tensor, numbers.Number)):
             raise ValueError("Input arguments must all be instances of numbers.Number, "
                              "torch.Tensor or objects implementing __torch_function__.")
-    from .._creation import tensor
-
     like = tensors[0] if tensors else None
     dtype = like.dtype if like is not None else D.get_default_dtype()
     device = like.device if like is not None else None

@@ -11,15 +11,15 @@ from typing import Any
 
 import numpy as np
 
+from .. import return_types as _return_types
 from .._device import xp_for
 from .._ops import reduction as _reduction
+from .._ops._variants import _to_out
 from .._ops.linalg import LinAlgError, _check_square, _mT, _rg, inverse, matmul
 from .._ops.linalg import cholesky as _cholesky
 from .._ops.linalg import cross as _cross
 from .._ops.linalg import det as _det
 from .._ops.linalg import slogdet as _slogdet
-from .._ops.pointwise import _to_out
-from .. import return_types as _return_types
 from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.graph import SavedOutput, needs_grad, record, record_outputs, sum_to
 
@@ -98,7 +98,7 @@ def _solve(A: Tensor, B: Tensor) -> Tensor:
 def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
                 dtype: Any = None, out: Tensor | None = None) -> Tensor:
     """``(Σ |x|^ord)^(1/ord)`` over ``dim`` (every element by default); ``ord`` may be ±inf or 0."""
-    return _to_out(_reduction.norm(x, ord, dim, keepdim, dtype=dtype), out)
+    return _to_out(_reduction.vector_norm(x, ord, dim, keepdim, dtype=dtype), out)
 
 
 def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,
@@ -115,7 +115,7 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
                            f"{' '.join(str(d) for d in dim)}")
     d0, d1 = (d % A.ndim for d in dim)
     if ord == "fro":
-        res = _reduction.norm(A, 2, (d0, d1), keepdim)
+        res = _reduction.vector_norm(A, 2, (d0, d1), keepdim)
     elif ord in (1, -1, math.inf, -math.inf):
         inner, outer = (d0, d1) if ord in (1, -1) else (d1, d0)
         sums = A.abs().sum(dim=inner, keepdim=True)

@@ -10,7 +10,10 @@ import math
 import warnings
 from typing import Any
 
-from .._tensor import Tensor
+from .._creation import empty_like, eye
+from .._device import xp_for
+from .._ops.indexing import where
+from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
@@ -78,9 +81,6 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator: Any = None) -> Tensor:
     """Fill with N(mean, std²) samples, redrawing those outside [a, b] until all are inside."""
-    from .._creation import empty_like
-    from .._ops.indexing import where
-
     with no_grad():
         result = tensor.normal_(mean, std, generator=generator)
         while True:
@@ -112,8 +112,6 @@ def eye_(tensor: Tensor) -> Tensor:
     as many inputs as it can): a Linear layer that starts by passing its input through."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from .._creation import eye
-
     with no_grad():
         return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
@@ -150,9 +148,6 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
-    from .._device import xp_for
-    from .._tensor import wrap
-
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     with no_grad():

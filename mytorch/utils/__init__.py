@@ -1,5 +1,9 @@
-"""mytorch.utils: hooks handles now; data loading and checkpointing in later chapters."""
+"""mytorch.utils: hooks handles, checkpointing, benchmarking, data loading (``utils.data``).
 
-from . import checkpoint  # noqa: E402,F401  (torch.utils.checkpoint without a separate import)
-from . import benchmark  # noqa: E402,F401  (its time_cuda is a piece: registered at import)
-from .data import distributed as _distributed  # noqa: E402,F401  (DistributedSampler's piece, ch. 12: registered at import; data/__init__.py imports it once the data package lands)
+Its modules sit in different layers of mytorch's stack (docs/architecture.md): ``hooks`` at the
+very bottom (``Tensor.register_hook`` uses it), ``checkpoint`` above the autograd API,
+``benchmark`` and ``data`` above ``nn``. Importing ``mytorch.utils.hooks`` runs this file first, so
+it imports none of them; ``mytorch/__init__.py`` loads ``checkpoint``, ``benchmark`` (whose
+``time_cuda`` piece registers at import) and ``data``, so ``torch.utils.checkpoint``,
+``torch.utils.benchmark`` and ``torch.utils.data`` work without a separate import, as in torch.
+"""

@@ -24,7 +24,7 @@ import warnings
 from typing import Any, Callable
 
 from .._pieces import piece, pieces
-from .._tensor import is_tensor
+from .._tensor import Tensor, is_tensor
 from ..autograd.engine import is_checkpoint_valid
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad
@@ -148,8 +148,6 @@ def _checkpoint_without_reentrant(function: Callable, preserve_rng_state: bool,
                                   context_fn: Callable, args: tuple, kwargs: dict) -> Any:
     """Run ``function`` with its normal graph, but pack every tensor its ops save into a handle:
     nothing is kept, and the first backward that needs a saved tensor recomputes them all."""
-    from ..random import get_rng_state
-
     forward_ctx, recompute_ctx = context_fn()
     rng_state = get_rng_state() if preserve_rng_state else None
     frame = _Recompute(function, args, kwargs, rng_state, recompute_ctx)
@@ -161,8 +159,6 @@ def _checkpoint_without_reentrant(function: Callable, preserve_rng_state: bool,
 @contextlib.contextmanager
 def _rng_restored(state: Any) -> Any:
     """Run a block with the random-number state of the forward pass, then put the current back."""
-    from ..random import get_rng_state, set_rng_state
-
     if state is None:
         yield
         return
@@ -175,8 +171,6 @@ def _rng_restored(state: Any) -> Any:
 
 
 def _is_tensor(x: Any) -> bool:
-    from .._tensor import Tensor
-
     return isinstance(x, Tensor)
 
 

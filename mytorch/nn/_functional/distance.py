@@ -1,11 +1,11 @@
 """Distances between batches of vectors: ``cosine_similarity`` and ``pairwise_distance``."""
 from __future__ import annotations
 
-from ..._dtype import result_type
-from ..._ops.reduction import norm
+from ..._ops._operands import result_type
 from ..._ops.shape import broadcast_shapes
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ...functional import norm
 
 __all__ = ["cosine_similarity", "pairwise_distance"]
 

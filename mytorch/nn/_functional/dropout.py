@@ -9,7 +9,7 @@ from __future__ import annotations
 import warnings
 
 from ..._device import xp_for
-from ..._ops.pointwise import _inplace_version
+from ..._ops._variants import _inplace_version
 from ..._ops.random_ops import _on, _rng
 from ..._tensor import Tensor, wrap
 

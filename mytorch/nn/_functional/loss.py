@@ -25,7 +25,7 @@ import numpy as np
 from ... import _dtype as D
 from ..._device import xp_for
 from ..._ops import pointwise as _pw
-from ..._ops._operands import broadcast_error, check_same_device
+from ..._ops._operands import broadcast_error, check_same_device, result_type
 from ..._ops.indexing import where
 from ..._ops.shape import broadcast_shapes, broadcast_tensors
 from ..._tensor import Tensor, wrap
@@ -169,7 +169,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
             raise ValueError("Weights and input must have the same size.")
         return _weighted_reduce((x - y).square() * weight, weight, reduction, mean_by_weight=True)
     reduction = _reduction(None, None, reduction)
-    _require_float(D.result_type(x, y), "mse_cpu")
+    _require_float(result_type(x, y), "mse_cpu")
     _same_device(x, y)  # _mse works on the raw arrays
     return _mse(x, y, reduction)
 
@@ -177,7 +177,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
 def _mse(x: Tensor, y: Tensor, reduction: str) -> Tensor:
     """``reduce((x - y)²)`` as one op that saves ``x`` and ``y``, like torch's: changing either in
     place before backward is then an error rather than unnoticed."""
-    dt = D.result_type(x, y)
+    dt = result_type(x, y)
     a, b = x._data.astype(dt.np, copy=False), y._data.astype(dt.np, copy=False)
     with _pw._quiet():
         diff = a - b
@@ -205,7 +205,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
         return _reduce((x - y).abs(), reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    _require_float(D.result_type(x, y), "smooth_l1_cpu")
+    _require_float(result_type(x, y), "smooth_l1_cpu")
     d = x - y
     z = d.abs()
     return _reduce(where(z < beta, 0.5 * d * d / beta, z - 0.5 * beta), reduction)
@@ -220,7 +220,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         reduction = _reduction(None, None, reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    _require_float(D.result_type(x, y), "huber_cpu")
+    _require_float(result_type(x, y), "huber_cpu")
     d = x - y
     z = d.abs()
     loss = where(z < delta, 0.5 * d * d, delta * (z - 0.5 * delta))
@@ -586,7 +586,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
                          f"({input.size()})")
     _require_float(input.dtype, "log_sigmoid_cpu")
     if not target.dtype.is_floating_point:
-        raise RuntimeError(f"result type {_pw._cap(D.result_type(input, target))} can't be cast "
+        raise RuntimeError(f"result type {_pw._cap(result_type(input, target))} can't be cast "
                            f"to the desired output type {_pw._cap(target.dtype)}")
     _fits(tuple(input.shape), pos_weight, other_first=True)  # torch uses pos_weight first
     _fits(tuple(input.shape), weight)

@@ -27,6 +27,7 @@ from typing import Any
 
 from ..._device import xp_for
 from ..._ops._operands import check_same_device, quietly
+from ..._ops.pointwise import div
 from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import STATE
 from ...autograd.graph import needs_grad, record, sum_to
@@ -327,5 +328,4 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     if out is None:
         return input / denom
-    from ..._ops.pointwise import div
     return div(input, denom, out=out)

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._creation import tensor
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import needs_grad, record
 
@@ -116,8 +117,6 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     _check_index_pad(input, pairs, mode)
-    from ..._creation import tensor
-
     out = input
     for j, (lo, hi) in enumerate(pairs):
         axis = input.dim() - 1 - j

@@ -24,7 +24,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..._creation import zeros
 from ..._ops._operands import check_same_device, quietly
+from ..._ops.shape import stack
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import depends_on, needs_grad, record
 from ._windows import out_size, pad_array, tap, taps
@@ -422,7 +424,6 @@ def _adaptive_avg_steps(input: Tensor, output_size: Any, d: int) -> Tensor:
         elif o == 0:
             x = x.narrow(axis, 0, 0)
         else:
-            from ..._ops.shape import stack
             x = stack([x.narrow(axis, a, b - a).mean(axis) for a, b in _bounds(n, o)], axis)
     return x
 
@@ -498,7 +499,6 @@ def _max_unpoolnd(input: Tensor, indices: Tensor, d: int, kernel_size: Any, stri
                            f"({list(input.shape)}) but got indices tensor with shape: "
                            f"{list(indices.shape)}")
     lead = tuple(input.shape[:input.dim() - d])
-    from ..._creation import zeros
     flat = zeros((*lead, math.prod(size)), dtype=input.dtype, device=input.device)
     src = input.flatten(-d) if d > 1 else input
     idx = indices.flatten(-d) if d > 1 else indices

@@ -28,9 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from ..._creation import tensor
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import needs_grad, record
 from ._windows import add_windows, pad_array, windows
+from .pooling import _adaptive_avg
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "unfold", "fold",
            "pixel_shuffle", "pixel_unshuffle"]
@@ -102,8 +104,6 @@ def _cubic_taps(n: int, o: int, scale: float | None, align_corners: bool, ft: ty
 
 def _resample(x: Tensor, axis: int, taps: list) -> Tensor:
     """``Σ x[idx] * w`` along ``axis`` for the (index, weight) taps."""
-    from ..._creation import tensor
-
     shape = [1] * x.dim()
     shape[axis] = -1
     out = None
@@ -169,7 +169,6 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
                                   f"{input.dim()}D) for the modes: {_MODES} (got {mode})")
     if mode == "area":
-        from .pooling import _adaptive_avg
         return _adaptive_avg(input, sizes, d)
     if not input.is_floating_point() and mode != "nearest":
         raise NotImplementedError(f'"upsample_{mode}{d}d" not implemented for '

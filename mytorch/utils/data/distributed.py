@@ -16,15 +16,7 @@ import mytorch as torch
 import mytorch.distributed as dist
 
 from ..._pieces import piece, pieces
-
-try:  # mytorch.utils.data's base class (written in chapter 07's module, landing separately)
-    from .sampler import Sampler
-except ImportError:  # until it has landed: the same minimal base
-    class Sampler:  # type: ignore[no-redef]
-        """Base class of samplers: subclasses define ``__iter__`` (and usually ``__len__``)."""
-
-        def __iter__(self) -> Iterator[Any]:
-            raise NotImplementedError
+from .sampler import Sampler
 
 __all__ = ["DistributedSampler", "distributed_indices"]
 
