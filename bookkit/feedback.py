@@ -407,8 +407,12 @@ class _World:
 
     def _collectives(self, rank: int, isend: Callable, recv: Callable) -> dict:
         """``all_reduce``, ``broadcast`` and ``barrier`` made of plain messages (every rank sends
-        its tensor to every other one: simple, not fast), for code such as DDP that needs them."""
+        its tensor to every other one: simple, not fast), for code such as DDP that needs them.
+        As in mytorch.distributed, a sum or mean goes through the ``ring_all_reduce`` piece and a
+        broadcast through ``tree_broadcast`` while another version than the library's fast path
+        (a student's, or the readable reference) is switched on for them."""
         import mytorch
+        from mytorch._pieces import REGISTRY, pieces
 
         size, tag = self.size, "collective"
         combine = {"SUM": lambda parts: sum(parts[1:], parts[0]),
@@ -424,6 +428,13 @@ class _World:
             name = str(op).split(".")[-1].upper()
             if name not in combine:
                 raise NotImplementedError(f"run_ranks: all_reduce with op {op}")
+            ring = pieces.ring_all_reduce
+            if name in ("SUM", "AVG") and ring is not REGISTRY["ring_all_reduce"].default:
+                flat = tensor.detach().reshape(-1).clone()
+                ring(flat, rank, size)
+                with mytorch.no_grad():
+                    tensor.copy_((flat / size if name == "AVG" else flat).reshape(tensor.shape))
+                return finish(async_op)
             mine = tensor.detach().clone()
             sends = [isend(mine, dst, tag=tag) for dst in range(size) if dst != rank]
             parts = []
@@ -442,6 +453,10 @@ class _World:
         def broadcast(tensor: Any, src: Any = None, group: Any = None, async_op: bool = False,
                       group_src: Any = None) -> Any:
             root = int(src if group_src is None else group_src)
+            tree = pieces.tree_broadcast
+            if tree is not REGISTRY["tree_broadcast"].default:
+                tree(tensor, root, rank, size)
+                return finish(async_op)
             if rank == root:
                 for work in [isend(tensor, dst, tag=tag) for dst in range(size) if dst != rank]:
                     work.wait()
