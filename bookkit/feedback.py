@@ -425,7 +425,7 @@ class _World:
 
         def all_reduce(tensor: Any, op: Any = "SUM", group: Any = None,
                        async_op: bool = False) -> Any:
-            name = str(op).split(".")[-1].upper()
+            name = str(getattr(op, "name", op)).split(".")[-1].upper()  # ReduceOp.MAX, "max"
             if name not in combine:
                 raise NotImplementedError(f"run_ranks: all_reduce with op {op}")
             ring = pieces.ring_all_reduce
