@@ -295,6 +295,16 @@ vals = [torch.zeros(1, 4) for _ in range(n)]
 dist.all_gather(vals, heads.module.b.weight.grad)
 assert all(torch.equal(v, vals[0]) for v in vals)
 
+# two forwards, then one backward (as torch allows): one averaged gradient, BatchNorm buffers too
+twice_net = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3))
+twice = DDP(twice_net)
+xa, xb = torch.ones(4, 4) * (r + 1), torch.arange(16.0).reshape(4, 4) * (r + 1)
+(twice(xa).pow(2).sum() + twice(xb).pow(2).sum()).backward()
+grads = [torch.zeros_like(twice_net[0].weight) for _ in range(n)]
+dist.all_gather(grads, twice_net[0].weight.grad)
+assert all(torch.equal(g, grads[0]) for g in grads)
+twice(xa).sum().backward()                           # the next iteration starts cleanly
+
 strict = DDP(TwoHeads())
 strict(x, use_b=False).sum().backward()
 try:
