@@ -75,6 +75,11 @@ def backpropagate(order: list, grads: dict, run_node: "Callable") -> None:
 
 _TASKS: list[bool] = []  # one entry per backward pass running: was it asked for some inputs?
 
+#: Tools that watch the backward pass (the profiler) put a function here: it receives the pass's
+#: ``run_node`` and returns the one to use instead. Read once per pass, so an empty list costs
+#: nothing per node.
+RUN_NODE_WRAPPERS: list[Callable[[Callable], Callable]] = []
+
 
 def is_checkpoint_valid() -> bool:
     """False inside a backward pass that returns gradients for chosen inputs only
@@ -108,6 +113,8 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
     run_node = _node_runner(retain_graph, create_graph, only_inputs)
     if only_inputs:
         run_node = _capturing(run_node, capture, results, order)
+    for wrap in RUN_NODE_WRAPPERS:
+        run_node = wrap(run_node)
 
     _TASKS.append(only_inputs)
     prev_mode = STATE.enabled

@@ -1,0 +1,4 @@
+"""``python -m mytorch.utils.bottleneck script.py [args]``."""
+from . import main
+
+print(main())
