@@ -73,7 +73,7 @@ def cmd_check_teaches(project: Project, args: argparse.Namespace) -> int:
     if methods is None:
         print(f"note: {why}; Tensor method calls are not checked, only `torch.X` uses "
               "(this check gets stricter once mytorch.Tensor exists)")
-    problems = check(chapters, others, methods)
+    problems = check(chapters, others, methods, project.mytorch_only())
     return print_problems("check-teaches", problems, len(chapters) + len(others), project.root)
 
 
@@ -149,34 +149,32 @@ def cmd_book(project: Project, args: argparse.Namespace) -> int:
 
 
 def cmd_grade(project: Project, args: argparse.Namespace) -> int:
-    from bookkit.grader.check import check_file, table, visible_lines
+    from bookkit.grader.check import check_file, table
     from bookkit.grader.sandbox import Limits
 
     files = args.files or project.exercises()
     if not files:
         print("no exercises/NN_slug_exercises.md found: nothing to grade")
         return 0
-    rows, details = [], []
+    rows, problems = [], {}
     for path in files:
         print(f"running {path.name} …", flush=True)
         results, problem = check_file(project.root, path.resolve(), Limits(cell_timeout=args.timeout))
         if problem:
-            details.append(f"{path.name}: {problem}\n    fix: repair the file (open it in JupyterLab "
-                           f"or an editor); `git diff {path}` shows your changes")
+            problems[path.name] = problem
+            print(f"✗ {path.name}: {problem}\n    修复 / fix: repair the file (open it in JupyterLab "
+                  f"or an editor); `git diff {path}` shows your changes")
         if not results and not problem:
             print(f"error: {path}: has no graded test cells (code cells with `grade:` metadata). "
                   "Pass an exercises/NN_slug_exercises.md file.", file=sys.stderr)
             return 1
-        for result in results:
-            rows.append((path.name, result))
-            if result.status != "passed":
-                lines = visible_lines(result)
-                if lines:
-                    details += [f"{path.name} · {result.id}", *lines]
-    if details:
-        print("\n".join(details) + "\n")
-    print(table(rows))
-    return 0 if all(r.status == "passed" for _, r in rows) else 1
+        rows += [(path.name, result) for result in results]
+    print()
+    print(table(rows, problems))
+    # Unfinished or failing exercises are the student's work in progress, not a tool error: the
+    # table says it all, and `make check` must not end with "make: *** Error 1" as if it broke.
+    # A broken file (problem above) is reported with a fix and still counts as a finished run.
+    return 0
 
 
 def cmd_grade_class(project: Project, args: argparse.Namespace) -> int:

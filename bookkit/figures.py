@@ -1,5 +1,5 @@
-"""Pictures the chapters draw: memory layout and strides, broadcasting, the coordinates of
-``interpolate(align_corners=...)`` and the layout of a ``PackedSequence``.
+"""Pictures the chapters draw: memory layout and strides, broadcasting, gather and scatter, the
+coordinates of ``interpolate(align_corners=...)`` and the layout of a ``PackedSequence``.
 
 Labels are bilingual, so matplotlib must have a CJK font: :func:`use_cjk_font` registers the
 Noto Sans CJK font shipped by the ``mplfonts`` package (no download, no system font needed).
@@ -17,7 +17,7 @@ from matplotlib import font_manager
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
 __all__ = ["use_cjk_font", "show_memory", "show_broadcast", "show_align_corners",
-           "show_packed_sequence", "CJK_FONT"]
+           "show_packed_sequence", "show_gather_scatter", "show_hook_order", "CJK_FONT"]
 
 CJK_FONT = "Noto Sans CJK SC"
 _registered = False
@@ -216,6 +216,89 @@ def show_packed_sequence(packed: Any) -> Any:
     for ax in (ax1, ax2):
         ax.set_aspect("equal")
         ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+def _grid(t: Any) -> list[list[Any]]:
+    """A 2-D tensor (mytorch, torch) or nested list as a list of rows."""
+    rows = t.tolist() if hasattr(t, "tolist") else t
+    if not rows or not isinstance(rows[0], list):
+        raise ValueError("show_gather_scatter draws 2-D tensors / 只画二维张量")
+    return rows
+
+
+def show_gather_scatter(data: Any, dim: int, index: Any, kind: str = "gather",
+                        shape: tuple | None = None) -> Any:
+    """Where each element goes in ``gather`` or ``scatter_`` along ``dim`` (2-D tensors).
+
+    ``kind="gather"``: ``data`` is the input; each output cell ``(i, j)`` reads the input cell
+    named by ``index[i][j]`` in dimension ``dim`` (its other coordinate is its own). ``kind=
+    "scatter"``: ``data`` is ``src``, written into zeros of ``shape``; ``src[i][j]`` goes to the
+    cell named by ``index[i][j]``. Arrows follow the values; an index cell has the colour of the
+    element it moves, so the picture shows that ``index`` only replaces one coordinate.
+    Panels, left to right: ``index``, the tensor read from, the result.
+    """
+    use_cjk_font()
+    if dim not in (0, 1, -1, -2) or kind not in ("gather", "scatter"):
+        raise ValueError("dim is 0 or 1 and kind 'gather' or 'scatter' / dim 只能是 0 或 1")
+    dim %= 2
+    vals, idx = _grid(data), _grid(index)
+    rows, cols = len(idx), len(idx[0])
+    palette = plt.get_cmap("tab20")
+
+    def other(i: int, j: int) -> tuple[int, int]:  # the cell that index[i][j] names
+        return (idx[i][j], j) if dim == 0 else (i, idx[i][j])
+
+    if kind == "gather":
+        out = [[vals[other(i, j)[0]][other(i, j)[1]] for j in range(cols)] for i in range(rows)]
+        color = {(i, j): palette((other(i, j)[0] * len(vals[0]) + other(i, j)[1]) % 20)
+                 for i in range(rows) for j in range(cols)}
+        panels = [("下标 / index", idx, color),
+                  ("输入 / input", vals, {other(i, j): color[i, j] for i in range(rows)
+                                          for j in range(cols)}),
+                  ("输出 / out", out, color)]
+        moves = [((1, other(i, j)), (2, (i, j)), color[i, j]) for i in range(rows)
+                 for j in range(cols)]
+        title = f"out = gather(input, dim={dim}, index)"
+    else:
+        shape = tuple(shape) if shape is not None else (len(vals), len(vals[0]))
+        res: list[list[Any]] = [[0] * shape[1] for _ in range(shape[0])]
+        color = {(i, j): palette((i * len(vals[0]) + j) % 20) for i in range(rows)
+                 for j in range(cols)}
+        hit = {}
+        for i in range(rows):
+            for j in range(cols):
+                r, c = other(i, j)
+                res[r][c] = vals[i][j]
+                hit[(r, c)] = color[i, j]
+        panels = [("下标 / index", idx, color), ("源 / src", vals, color), ("结果 / self", res, hit)]
+        moves = [((1, (i, j)), (2, other(i, j)), color[i, j]) for i in range(rows)
+                 for j in range(cols)]
+        title = f"self.scatter_(dim={dim}, index, src)"
+    height = max(len(g) for _, g, _ in panels)
+    starts, x = [], 0.0
+    for _, g, _ in panels:
+        starts.append(x)
+        x += len(g[0]) + 1.6
+    fig, ax = plt.subplots(figsize=(min(0.75 * x + 1, 14), 0.75 * height + 1.6))
+    for (label, g, colors), x0 in zip(panels, starts, strict=True):
+        for i, row in enumerate(g):
+            for j, v in enumerate(row):
+                c = colors.get((i, j))
+                _cell(ax, x0 + j, height - 1 - i, _fmt(v), c if c is not None else "white",
+                      0.75 if c is not None else 0.3)
+        ax.text(x0, height + 0.25, label, fontsize=9)
+    for (pa, (ia, ja)), (pb, (ib, jb)), c in moves:
+        ax.add_patch(FancyArrowPatch((starts[pa] + ja + 0.5, height - 1 - ia + 0.5),
+                                     (starts[pb] + jb + 0.5, height - 1 - ib + 0.5),
+                                     arrowstyle="->", color=c, alpha=0.9, mutation_scale=10,
+                                     linewidth=1.2, connectionstyle="arc3,rad=-0.12"))
+    ax.set_title(title + "：箭头跟着数值走 / arrows follow the values", fontsize=10)
+    ax.set_xlim(-0.3, x - 1.3)
+    ax.set_ylim(-0.4, height + 0.9)
+    ax.set_aspect("equal")
+    ax.axis("off")
     fig.tight_layout()
     return fig
 

@@ -69,6 +69,22 @@ class Project:
             )
         return repo
 
+    def mytorch_only(self) -> dict[str, set[str]]:
+        """``[tool.bookkit.mytorch-only]``: per module (``"mytorch.cuda"``), the public names that
+        mytorch has and real PyTorch lacks. One list for two checks: ``tests/test_api_surface.py``
+        (mytorch adds no other name) and ``check-teaches`` (a chapter line using one says so)."""
+        pyproject = self.root / "pyproject.toml"
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (FileNotFoundError, tomllib.TOMLDecodeError):
+            return {}
+        table = data.get("tool", {}).get("bookkit", {}).get("mytorch-only", {})
+        if not isinstance(table, dict) or not all(
+                isinstance(v, list) and all(isinstance(n, str) for n in v) for v in table.values()):
+            raise ConfigError(f"{pyproject}: [tool.bookkit.mytorch-only] maps a module name to a "
+                              f'list of names, e.g. "mytorch.cuda" = ["simulate"]: fix it there')
+        return {module: set(names) for module, names in table.items()}
+
 
 def _numbered(folder: Path) -> list[Path]:
     if not folder.is_dir():

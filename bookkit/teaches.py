@@ -6,6 +6,11 @@ with ``from mytorch import name``, and ``.name(`` method calls where ``name`` is
 ``mytorch.Tensor`` (skipping calls on modules, literals, and variables assigned from other libraries,
 e.g. ``a = np.arange(4)``; calls in ``compare-torch`` cells are not checked either).
 Escape hatches: the cell tag ``teaches-skip`` and a ``# teaches: ignore`` comment.
+
+The same pass keeps a promise of the book: every line of a chapter is real PyTorch unless it says
+otherwise. A chapter line that uses a name mytorch has and torch lacks (``torch.cuda.simulate()``,
+``torch.use_mine()``; the list is ``[tool.bookkit.mytorch-only]`` in pyproject.toml) must end with
+``# mytorch only``.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from bookkit.report import Problem
 
 REFERENCE_ALIASES = {"real_torch", "torch_ref"}  # real PyTorch, allowed in compare-torch cells
 SKIP_TAG, COMPARE_TAG, IGNORE_COMMENT = "teaches-skip", "compare-torch", "# teaches: ignore"
+MYTORCH_ONLY_COMMENT = "# mytorch only"
 
 
 @dataclass(frozen=True)
@@ -124,12 +130,14 @@ def _track_assignments(tree: ast.AST, scope: Scope) -> None:
 
 
 def uses_in_cell(
-    source: str, cell: int, methods: set[str] | None, scope: Scope, compare: bool = False
+    source: str, cell: int, methods: set[str] | None, scope: Scope, compare: bool = False,
+    keep_ignored: bool = False,
 ) -> tuple[list[Use], list[int]]:
     """mytorch API uses in one code cell, and lines importing real torch outside the rules.
 
     ``compare`` marks a ``compare-torch`` cell: real torch may be imported there as ``real_torch`` or
     ``torch_ref``, and method calls are not checked (they may be on real torch tensors).
+    Uses on lines with ``# teaches: ignore`` are dropped unless ``keep_ignored``.
     Raises SyntaxError for unparseable code.
     """
     tree = ast.parse(_strip_magics(source))
@@ -184,8 +192,20 @@ def uses_in_cell(
             skip = scope.aliases.keys() | scope.modules | scope.foreign
             if name in methods and root not in skip and not isinstance(receiver, _LITERALS):
                 uses.append(Use(f"Tensor.{name}", cell, node.func.lineno))
-    kept = sorted({u for u in uses if u.line not in ignored}, key=lambda u: (u.line, u.name))
+    kept = sorted({u for u in uses if keep_ignored or u.line not in ignored},
+                  key=lambda u: (u.line, u.name))
     return kept, [line for line in bad_imports if line not in ignored]
+
+
+def mytorch_only(name: str, extras: dict[str, set[str]]) -> str | None:
+    """The mytorch-only part of a use (``"cuda.simulate"`` → ``"cuda.simulate"``, ``"mine.plugged"``
+    → ``"mine"``), or None when real torch has the whole chain as far as ``extras`` knows."""
+    parts = name.split(".")
+    for n in range(len(parts)):
+        module = ".".join(["mytorch", *parts[:n]])
+        if parts[n] in extras.get(module, ()):
+            return ".".join(parts[:n + 1])
+    return None
 
 
 def is_taught(name: str, taught: set[str]) -> bool:
@@ -208,12 +228,18 @@ def load(path: Path) -> Source:
                   {str(t) for t in teaches} if isinstance(teaches, list) else set())
 
 
-def check(chapters: list[Path], others: list[Path], methods: set[str] | None) -> list[Problem]:
-    """Check ``chapters`` (which define what is taught) and ``others`` (e.g. exercises)."""
+def check(chapters: list[Path], others: list[Path], methods: set[str] | None,
+          extras: dict[str, set[str]] | None = None) -> list[Problem]:
+    """Check ``chapters`` (which define what is taught) and ``others`` (e.g. exercises).
+
+    ``extras`` (module → names torch lacks) turns on the ``# mytorch only`` check, for chapters
+    only: exercises build mytorch itself and use its own tools freely.
+    """
     problems: list[Problem] = []
     sources = [load(p) for p in chapters]
     taught_by = sorted((s.chapter, s.teaches) for s in sources if s.chapter >= 0)
     for source in sources + [load(p) for p in others]:
+        marks = extras if extras and source in sources else None
         if source.chapter < 0:
             problems.append(Problem(source.path, "chapter number unknown",
                                     "name the file NN_slug.md or set mytorch.chapter in the front matter"))
@@ -222,11 +248,12 @@ def check(chapters: list[Path], others: list[Path], methods: set[str] | None) ->
         for number, names in taught_by:
             if number <= source.chapter:
                 taught |= names
-        problems += _check_source(source, taught, methods)
+        problems += _check_source(source, taught, methods, marks)
     return problems
 
 
-def _check_source(source: Source, taught: set[str], methods: set[str] | None) -> list[Problem]:
+def _check_source(source: Source, taught: set[str], methods: set[str] | None,
+                  extras: dict[str, set[str]] | None = None) -> list[Problem]:
     problems = []
     starts = cell_lines(source.text, source.nb)
     scope = Scope()
@@ -239,7 +266,8 @@ def _check_source(source: Source, taught: set[str], methods: set[str] | None) ->
             continue
         try:
             uses, bad_imports = uses_in_cell(cell.source, index + 1, methods, scope,
-                                             compare=COMPARE_TAG in cell_tags(cell))
+                                             compare=COMPARE_TAG in cell_tags(cell),
+                                             keep_ignored=True)
         except SyntaxError as exc:
             problems.append(Problem(source.path, f"cannot parse this code cell ({exc.msg})",
                                     f"fix the syntax, or tag the cell '{SKIP_TAG}'",
@@ -251,8 +279,17 @@ def _check_source(source: Source, taught: set[str], methods: set[str] | None) ->
                 f"only in a cell tagged '{COMPARE_TAG}', as `import torch as real_torch` "
                 "(or torch_ref); mytorch itself is imported as `import mytorch as torch`",
                 cell=index + 1, line=file_line(index, line)))
+        lines = cell.source.splitlines()
         for use in uses:
-            if is_taught(use.name, taught):
+            text = lines[use.line - 1] if 0 < use.line <= len(lines) else ""
+            only = mytorch_only(use.name, extras) if extras else None
+            if only and MYTORCH_ONLY_COMMENT not in text:
+                problems.append(Problem(
+                    source.path, f"uses '{only}', which real PyTorch does not have",
+                    f"end the line with '{MYTORCH_ONLY_COMMENT}' and say in the text that it is "
+                    "mytorch's own (the chapters promise real PyTorch code otherwise)",
+                    cell=index + 1, line=file_line(index, use.line)))
+            if IGNORE_COMMENT in text or is_taught(use.name, taught):
                 continue
             problems.append(Problem(
                 source.path, f"uses '{use.name}', which no chapter up to {source.chapter} teaches",

@@ -18,7 +18,7 @@ from ._tensor import Size, Tensor, _cap_name, tensor_method, wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
            "zeros_like", "ones_like", "full_like", "empty_like", "arange", "range", "linspace",
-           "logspace", "eye", "scalar_tensor", "numel", "is_floating_point", "is_complex",
+           "logspace", "eye", "scalar_tensor", "numel", "get_device", "is_floating_point", "is_complex",
            "is_nonzero", "empty_strided", "tril_indices", "triu_indices"]
 
 
@@ -539,6 +539,11 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = D.int64,
 def numel(input: Tensor) -> int:
     """Number of elements of ``input``."""
     return input.numel()
+
+
+def get_device(input: Tensor) -> int:
+    """``input.get_device()``: the GPU index of ``input``, -1 for a CPU tensor."""
+    return input.get_device()
 
 
 def is_floating_point(input: Tensor) -> bool:

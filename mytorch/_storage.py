@@ -17,9 +17,11 @@ import numpy as np
 
 from . import _dtype as D
 from ._device import CPU
+from ._pieces import piece, pieces
 
 __all__ = ["TypedStorage", "UntypedStorage", "storage_offset", "strided_view", "restride", "resized",
-           "extent", "moved", "mark_not_resizable", "with_empty_strides", "storage_root"]
+           "extent", "moved", "mark_not_resizable", "with_empty_strides", "storage_root",
+           "contiguous_strides", "storage_extent"]
 
 
 def _is_array(obj: Any) -> bool:
@@ -98,11 +100,34 @@ class _Window:
         self.base = owner
 
 
-def extent(size: Sequence[int], stride: Sequence[int], offset: int) -> int:
-    """How many storage elements a (size, stride, offset) geometry needs (0 if it is empty)."""
-    if 0 in size:
+# ============================================================================ the geometry pieces
+@piece("01.1")
+def contiguous_strides(shape: tuple) -> tuple:
+    """The strides (in elements) of a row-major, contiguous tensor of ``shape``: the last dim
+    moves by 1, and each dim steps over one whole block of the dims after it. A dim of length 0
+    counts as 1, so an empty tensor still gets strides (torch's rule)."""
+    strides = []
+    step = 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+@piece("01.2")
+def storage_extent(shape: tuple, stride: tuple, offset: int) -> int:
+    """How many elements a storage must hold for a view with ``shape``, ``stride`` (all >= 0)
+    and ``offset``: one more than the position of its last element, or 0 if it has no element."""
+    if 0 in shape:
         return 0
-    return offset + sum((n - 1) * s for n, s in zip(size, stride, strict=True)) + 1
+    last = offset + sum((n - 1) * s for n, s in zip(shape, stride))
+    return last + 1
+
+
+def extent(size: Sequence[int], stride: Sequence[int], offset: int) -> int:
+    """How many storage elements a (size, stride, offset) geometry needs (the piece
+    :func:`storage_extent`)."""
+    return pieces.storage_extent(size, stride, offset)
 
 
 def storage_offset(t: Any) -> int:
@@ -175,11 +200,7 @@ def with_empty_strides(arr: Any) -> Any:
     would have with its empty dims counted as 1 (``zeros(0, 3).stride() == (3, 1)``), and keeps
     them through views (``zeros(0, 3).t().stride() == (1, 3)``).
     """
-    stride, acc = [], 1
-    for n in reversed(arr.shape):
-        stride.append(acc)
-        acc *= n if n > 1 else 1
-    return restride(arr, arr.shape, tuple(reversed(stride)))
+    return restride(arr, arr.shape, tuple(pieces.contiguous_strides(arr.shape)))
 
 
 def moved(arr: Any, old: Any, new: Any) -> Any:

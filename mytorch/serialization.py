@@ -92,8 +92,8 @@ _STORAGE_TYPES = {name: _TorchName("torch", cls) for name, cls in _STORAGE_NAMES
 
 
 # ===================================================================================== pieces
-@piece("08.2")
-def storage_record(tensor: Tensor, keys: dict) -> tuple:
+@piece("08.1")
+def storage_record(tensor: "Tensor", keys: dict) -> tuple:
     """What the file records about ``tensor``'s storage: ``('storage', dtype, key, location, numel)``.
 
     Each storage is written once, under a key: ``keys`` maps the storages seen so far (by device
@@ -108,8 +108,8 @@ def storage_record(tensor: Tensor, keys: dict) -> tuple:
     return ("storage", tensor.dtype, keys[where], str(tensor.device), numel)
 
 
-@piece("08.3")
-def rebuild_tensor(storage: Tensor, storage_offset: int, size: tuple, stride: tuple) -> Tensor:
+@piece("08.2")
+def rebuild_tensor(storage: "Tensor", storage_offset: int, size: tuple, stride: tuple) -> "Tensor":
     """The saved tensor, as a view into ``storage`` (all of a storage, as a flat 1-D tensor).
 
     Two tensors rebuilt from one storage share its memory, as they did before saving.
@@ -117,8 +117,8 @@ def rebuild_tensor(storage: Tensor, storage_offset: int, size: tuple, stride: tu
     return storage.as_strided(size, stride, storage_offset)
 
 
-@piece("08.4")
-def map_location_device(location: str, map_location: Any) -> str:
+@piece("08.6")
+def map_location_device(location: str, map_location: "Any") -> str:
     """Where a storage saved at ``location`` ('cpu', 'cuda:0') is loaded to.
 
     ``map_location`` is ``None`` (where it was saved), a device or its name (everything there), or
@@ -131,8 +131,8 @@ def map_location_device(location: str, map_location: Any) -> str:
     return str(map_location)
 
 
-@piece("08.5")
-def find_global(module: str, name: str, allowed: dict, weights_only: bool) -> Any:
+@piece("08.3")
+def find_global(module: str, name: str, allowed: dict, weights_only: bool) -> "Any":
     """The object a pickle's GLOBAL ``module name`` stands for; ``None`` when it is refused.
 
     ``allowed`` maps ``"module.name"`` to objects (torch's tensor, storage and dtype names to

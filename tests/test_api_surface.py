@@ -4,6 +4,7 @@ public names of ``mytorch``."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import torch
 from oracle import Case, assert_same, check, check_raises, randn
 
 import mytorch
+from bookkit.project import Project
 
 
 def same(fn, *, shape_only=False, message=False):
@@ -469,12 +471,13 @@ def test_grad_fn_names():
 
 
 # ----------------------------------------------------------------------------- public names
-ALLOWED_EXTRAS = {
-    # your own pieces (mytorch/mine.py); torchvision's stand-in, bound once `import mytorch.vision` ran
-    "mytorch": {"mine", "use_mine", "use_reference", "vision"},
-    "mytorch.cuda": {"simulate", "is_simulated"},  # the simulated GPU (mytorch/_device.py)
-    "mytorch.utils.data": {"ShardedIterableDataset"},  # the sharding pattern of torch's docs, packaged
-}
+# The names mytorch adds to torch's API: one list, [tool.bookkit.mytorch-only] in pyproject.toml,
+# which check-teaches also reads (chapters mark each line that uses one with `# mytorch only`).
+ALLOWED_EXTRAS = Project(Path(__file__).resolve().parent.parent).mytorch_only()
+
+
+def test_the_list_of_extras_is_there():
+    assert ALLOWED_EXTRAS.get("mytorch") and "use_mine" in ALLOWED_EXTRAS["mytorch"]
 
 
 @pytest.mark.parametrize("module", ALLOWED_EXTRAS)

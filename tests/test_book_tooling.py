@@ -15,7 +15,7 @@ from bookkit import cli, colab, exercises, feedback
 from bookkit.bilingual import check_file, cjk_share, headings, split
 from bookkit.notebook import NotebookError, parse_myst, read_notebook
 from bookkit.project import ConfigError, Project
-from bookkit.teaches import Scope, check, is_taught, tensor_methods, uses_in_cell
+from bookkit.teaches import Scope, check, is_taught, mytorch_only, tensor_methods, uses_in_cell
 
 # ---------------------------------------------------------------- project scaffolding
 
@@ -230,6 +230,27 @@ def test_teaches_uses_and_rules() -> None:
     assert [(u.name, u.line) for u in tracked] == [("zeros", 6), ("Tensor.sort", 7)]
     assert is_taught("nn.Linear.weight", {"nn.Linear"}) and is_taught("Tensor.view", {"view"})
     assert not is_taught("nn.Conv2d", {"nn.Linear"})
+
+
+def test_mytorch_only_names_need_their_mark_in_chapters(tmp_path: Path, fixtures_dir: Path,
+                                                        repo_root: Path) -> None:
+    extras = {"mytorch": {"use_mine", "mine"}, "mytorch.cuda": {"simulate"}}
+    assert mytorch_only("cuda.simulate", extras) == "cuda.simulate"
+    assert mytorch_only("mine.plugged", extras) == "mine"
+    assert mytorch_only("cuda.is_available", extras) is None and mytorch_only("zeros", extras) is None
+    head = (fixtures_dir / "teaches_ch01.md").read_text().split("```{code-cell}")[0]
+    chapter = tmp_path / "01_x.md"
+    chapter.write_text(head + "```{code-cell} ipython3\nimport mytorch as torch\nimport mytorch\n"
+                       "torch.cuda.simulate()\ntorch.cuda.simulate(False)  # mytorch only\n"
+                       "mytorch.use_mine()  # teaches: ignore\nx = torch.zeros(2)\n```\n")
+    problems = check([chapter], [], None, extras)
+    assert [(p.message.split("'")[1], p.line) for p in problems
+            if "real PyTorch" in p.message] == [("cuda.simulate", 21), ("use_mine", 23)]
+    exercise = tmp_path / "02_y_exercises.md"  # exercises build mytorch: no mark needed there
+    exercise.write_text(chapter.read_text().replace("chapter: 1", "chapter: 2"))
+    assert not [p for p in check([], [exercise], None, extras) if "real PyTorch" in p.message]
+    # the list is one: pyproject.toml's, which tests/test_api_surface.py checks against torch
+    assert "simulate" in Project(repo_root).mytorch_only()["mytorch.cuda"]
 
 
 def test_tensor_methods_lists_public_names_or_says_why(repo_root: Path) -> None:

@@ -59,6 +59,8 @@ CASES = {
     "conv2d_overflow": lambda lib: F(lib).conv2d(big(lib, 1, 1, 3, 3), big(lib, 1, 1, 2, 2)),
     "conv2d_backward": lambda lib: _grad(lib, lambda x: F(lib).conv2d(
         x, big(lib, 1, 1, 2, 2)).sum(), big(lib, 1, 1, 3, 3)),
+    "unfold_backward": lambda lib: _grad(lib, lambda x: (F(lib).unfold(x, 2) * 1e38).sum(),
+                                         big(lib, 1, 1, 3, 3)),
     "linear_overflow": lambda lib: F(lib).linear(big(lib, 2, 3), big(lib, 4, 3)),
     "avg_pool_overflow": lambda lib: F(lib).avg_pool2d(big(lib, 1, 1, 4, 4), 2),
     "gelu_tanh_overflow": lambda lib: F(lib).gelu(t(lib, 1e20, -1e20, 50.0), approximate="tanh"),

@@ -166,3 +166,26 @@ def test_an_unfinished_exercise_does_not_change_the_others_inputs(tmp_path: Path
                 exercises=exercises)
     table = rows(tmp_path / "out")["late"]
     assert table[0][2] == "failed" and all(status == "passed" for _, _, status in table[1:]), table
+
+
+def test_make_check_reports_each_failure_once_and_unfinished_work_is_not_an_error(tmp_path):
+    """Issue 9: one table, each failure once under its row (bilingual expected/got), a returned
+    tuple shown as a tuple, stubs only as "not done yet", and exit status 0 for unfinished work."""
+    import re
+    import subprocess
+    import sys
+
+    text = (ROOT / "exercises" / "02_autograd_exercises.md").read_text(encoding="utf-8")
+    m = re.search(r"(:piece: unbroadcast\n\n.*?### BEGIN SOLUTION\n)(.*?)(\n\s*### END SOLUTION)",
+                  text, re.S)
+    text = text[:m.start(2)] + "    return (1, 2)" + text[m.end(2):]
+    path = tmp_path / "02_autograd_exercises.md"
+    path.write_text(text, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "bookkit", "grade", str(path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    assert out.count("(3,4) back to (3,1): shapes differ") == 1, out
+    assert "得到 / got:      (1,2)" in out
+    assert "NotImplementedError: 请完成" not in out and "not done yet" in out
+    assert out.count("ex1_unbroadcast") == 1

@@ -451,6 +451,22 @@ CASES: dict[str, list[G]] = {
     "AvgPool2DBackward0": [G(lambda t, a: nnf(t).avg_pool2d(a, 2), [R(1, 1, 4, 4)])],
     "AvgPool3DBackward0": [G(lambda t, a: nnf(t).avg_pool3d(a, 2), [R(1, 1, 2, 2, 4)])],
     "Im2ColBackward0": [G(lambda t, a: nnf(t).unfold(a, 2), [R(1, 2, 3, 3)])],
+    **{f"UpsampleNearest{d}DBackward0": [G(lambda t, a: nnf(t).interpolate(a, scale_factor=1.5),
+                                           [R(1, 2, *(3,) * d)]),
+                                         G(lambda t, a: nnf(t).interpolate(a, scale_factor=0.5),
+                                           [R(1, 1, *(4,) * d)])] for d in (1, 2, 3)},
+    **{f"UpsampleNearestExact{d}DBackward0": [G(lambda t, a: nnf(t).interpolate(
+        a, scale_factor=1.5, mode="nearest-exact"), [R(1, 2, *(3,) * d)])] for d in (1, 2, 3)},
+    "UpsampleLinear1DBackward0": [G(lambda t, a: nnf(t).interpolate(a, size=5, mode="linear"),
+                                    [R(1, 2, 3)])],
+    "UpsampleBilinear2DBackward0": [G(lambda t, a: nnf(t).interpolate(
+        a, scale_factor=2, mode="bilinear", align_corners=True), [R(1, 1, 2, 3)])],
+    "UpsampleBicubic2DBackward0": [G(lambda t, a: nnf(t).interpolate(a, size=(3, 5),
+                                                                     mode="bicubic"),
+                                     [R(1, 1, 4, 4)])],
+    "UpsampleTrilinear3DBackward0": [G(lambda t, a: nnf(t).interpolate(a, scale_factor=1.5,
+                                                                       mode="trilinear"),
+                                       [R(1, 1, 2, 2, 2)])],
     "Col2ImBackward0": [G(lambda t, a: nnf(t).fold(a, (3, 3), 2), [R(1, 8, 4)])],
     "BackwardHookFunctionBackward": [G(lambda t, a: _module_with_backward_hook(t)(a), [R(3)])],
 }

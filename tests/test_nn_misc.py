@@ -401,3 +401,85 @@ def test_copy_state_is_exact() -> None:
     copy_state(m, t)
     for (_, a), (_, b) in zip(m.named_parameters(), t.named_parameters(), strict=False):
         np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+
+
+# ----------------------------------------------------------------- parametrizations.spectral_norm
+def _load(module, state) -> None:
+    """Copy torch's state (parameters and buffers, by name) into a mytorch module, in place."""
+    mine = dict(list(module.named_parameters()) + list(module.named_buffers()))
+    assert sorted(mine) == sorted(state)
+    with mytorch.no_grad():
+        for k, v in state.items():
+            mine[k].copy_(mytorch.from_numpy(v.detach().numpy().copy()))
+
+
+@pytest.mark.parametrize("make", [lambda nn: nn.Linear(5, 4), lambda nn: nn.Conv2d(2, 3, 3),
+                                  lambda nn: nn.ConvTranspose2d(3, 2, 2)],
+                         ids=["linear", "conv", "conv_transpose"])
+def test_parametrized_spectral_norm_matches_torch(make) -> None:
+    tl = torch.nn.utils.parametrizations.spectral_norm(make(torch.nn))
+    ml = mytorch.nn.utils.parametrizations.spectral_norm(make(mytorch.nn))
+    assert type(ml).__name__ == type(tl).__name__          # ParametrizedLinear, …
+    assert [n for n, _ in ml.named_parameters()] == [n for n, _ in tl.named_parameters()]
+    assert [n for n, _ in ml.named_buffers()] == [n for n, _ in tl.named_buffers()]
+    assert repr(ml) == repr(tl)
+    _load(ml, tl.state_dict())
+    shape = (2, 5) if isinstance(tl, torch.nn.Linear) else (2, tl.in_channels, 5, 5)
+    for step in range(3):
+        x = randn(*shape, seed=step)
+        yt, ym = tl(torch.from_numpy(x)), ml(mytorch.from_numpy(x))
+        np.testing.assert_allclose(ym.detach().numpy(), yt.detach().numpy(), rtol=1e-5, atol=1e-5)
+        (yt * yt).sum().backward()
+        (ym * ym).sum().backward()
+    for (name, p), (_, q) in zip(ml.named_parameters(), tl.named_parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-4, err_msg=name)
+    for (name, b), (_, c) in zip(ml.named_buffers(), tl.named_buffers()):
+        np.testing.assert_allclose(b.numpy(), c.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+    ml.eval()                                                # eval: no power iteration
+    u = ml.parametrizations.weight[0]._u.numpy().copy()
+    ml(mytorch.from_numpy(randn(*shape)))
+    np.testing.assert_array_equal(ml.parametrizations.weight[0]._u.numpy(), u)
+
+
+def test_parametrize_register_remove_and_errors() -> None:
+    P = mytorch.nn.utils.parametrize
+    lin = mytorch.nn.Linear(6, 4)
+    original = lin.weight
+    mytorch.nn.utils.parametrizations.spectral_norm(lin, n_power_iterations=50)
+    assert P.is_parametrized(lin) and P.is_parametrized(lin, "weight")
+    assert not P.is_parametrized(lin, "bias")
+    assert lin.parametrizations.weight.original is original   # optimizers keep their parameter
+    assert P.type_before_parametrizations(lin) is mytorch.nn.Linear
+    with P.cached():
+        assert lin.weight is lin.weight                      # computed once inside cached()
+    assert lin.weight is not lin.weight
+    sigma = np.linalg.svd(lin.weight.detach().numpy(), compute_uv=False)[0]
+    assert abs(sigma - 1) < 1e-3
+    value = lin.weight.detach().clone()
+    P.remove_parametrizations(lin, "weight")
+    assert type(lin) is mytorch.nn.Linear and lin.weight is original
+    assert [n for n, _ in lin.named_parameters()] == ["bias", "weight"]   # as torch: re-added
+    np.testing.assert_allclose(lin.weight.detach().numpy(), value.numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="does not have a parametrization on weight"):
+        P.remove_parametrizations(lin, "weight")
+    with pytest.raises(ValueError, match="has no parameter or buffer with name 'kernel'"):
+        mytorch.nn.utils.parametrizations.spectral_norm(lin, "kernel")
+    t = torch.nn.Linear(2, 2)
+    with pytest.raises(ValueError, match="has no parameter or buffer with name 'kernel'"):
+        torch.nn.utils.parametrizations.spectral_norm(t, "kernel")
+
+
+def test_parametrize_assignment_goes_through_right_inverse() -> None:
+    class Double(mytorch.nn.Module):
+        def forward(self, x):
+            return 2 * x
+
+        def right_inverse(self, y):
+            return y / 2
+
+    lin = mytorch.nn.Linear(2, 2)
+    mytorch.nn.utils.parametrize.register_parametrization(lin, "weight", Double())
+    lin.weight = mytorch.ones(2, 2)
+    np.testing.assert_array_equal(lin.parametrizations.weight.original.detach().numpy(),
+                                  np.full((2, 2), 0.5, np.float32))
+    np.testing.assert_array_equal(lin.weight.detach().numpy(), np.ones((2, 2), np.float32))

@@ -738,3 +738,12 @@ def test_mixed_indexing_matches_torch_with_grad(case):
         check_raises(fn, x, *arrays)
         return
     check(Case("mixed", fn, [x, *arrays]))
+
+
+@pytest.mark.parametrize("key", [(Ellipsis, slice(None, None, 2)), (slice(None, 1), Ellipsis, slice(1, None, 2)),
+                                 (Ellipsis, None, slice(None, None, 3))], ids=str)
+def test_stepped_slice_of_an_overlapping_view_backward(key):
+    """A stepped slice of an ``unfold`` view (overlapping windows, as max-pool's windows with a
+    dilation are): its backward writes into a fresh array whose strides are not the view's."""
+    check(Case("unfold-slice", lambda t, x: x.unfold(0, 3, 1)[key], [randn(6, 7)]))
+    check(Case("unfold2-slice", lambda t, x: x.unfold(0, 3, 1).unfold(1, 3, 2)[key], [randn(6, 7)]))

@@ -35,28 +35,40 @@ def check_file(root: Path, path: Path, limits: Limits) -> tuple[list[TestResult]
     return judge(program, own, run, hidden=False), ""
 
 
-def table(rows: list[tuple[str, TestResult]]) -> str:
-    """A plain-text verdict table with a points total."""
-    lines = [("练习 / exercise", "测试 / test", "分 / pts", "结果 / verdict")]
+def table(rows: list[tuple[str, TestResult]], file_problems: dict[str, str] | None = None) -> str:
+    """The verdict table with a points total; each failure appears once, in its row, followed by
+    what its visible checks expected and got. A file that could not be read is explained once,
+    above the table, and its rows only point there."""
+    file_problems = file_problems or {}
+    head = ("练习 / exercise", "测试 / test", "分 / pts", "结果 / verdict")
+    widths = [max(len(r[i]) for r in [head] + [(n, t.id, f"{t.points}/{t.max_points}")
+                                                for n, t in rows]) for i in range(3)]
+
+    def line(cols: tuple) -> str:
+        return "  ".join(str(cols[i]).ljust(widths[i]) for i in range(3)) + "  " + cols[3]
+
+    text = [line(head), "-" * (sum(widths) + 24)]
     for name, t in rows:
         verdict = _LABELS.get(t.status, t.status)
-        if t.status != "passed" and t.message:
-            verdict += f": {t.message[:90]}"
-        lines.append((name, t.id, f"{t.points}/{t.max_points}", verdict))
-    widths = [max(len(r[i]) for r in lines) for i in range(3)]
-    text = ["  ".join(r[i].ljust(widths[i]) for i in range(3)) + "  " + r[3] for r in lines]
-    text.insert(1, "-" * (sum(widths) + 20))
+        if name in file_problems:
+            verdict += "：见上 / see above"
+        details = visible_lines(t) if t.status != "passed" and name not in file_problems else []
+        if t.status != "passed" and t.message and not details and name not in file_problems:
+            verdict += f": {t.message[:120]}"
+        text.append(line((name, t.id, f"{t.points}/{t.max_points}", verdict)))
+        text += ["    " + x for x in details]
     text.append(f"总分 / total: {sum(t.points for _, t in rows)}/{sum(t.max_points for _, t in rows)}")
     return "\n".join(text)
 
 
 def visible_lines(t: TestResult) -> list[str]:
-    """The failed visible checks of a test, expected vs got, for the terminal."""
+    """The failed visible checks of a test, expected vs got (nothing more for an exercise that is
+    simply not done yet: the verdict says so)."""
     out = []
     for line in t.visible:
         if not line.ok:
-            out += [f"  ✗ {line.what_zh} / {line.what_en}: {line.why}",
-                    f"      期望 / expected: {line.expected}", f"      得到 / got:      {line.got}"]
-    if t.error:
-        out.append(f"  ✗ {t.error}")
+            out += [f"✗ {line.what_zh} / {line.what_en}: {line.why}",
+                    f"    期望 / expected: {line.expected}", f"    得到 / got:      {line.got}"]
+    if t.error and not t.error.startswith("NotImplementedError"):
+        out.append(f"✗ {t.error}")
     return out

@@ -113,13 +113,18 @@ def _array(data: object) -> np.ndarray:
     return np.frombuffer(raw, dtype=dtype).reshape(shape)
 
 
-def show(value: Value) -> str:
-    """A short text of a value for feedback (expected / got)."""
+def show(value: Value, indent: int = 0) -> str:
+    """A short text of a value for feedback (expected / got): a tuple or list as the student wrote
+    it (not as the array it was compared as), an array with its shape and dtype, continuation lines
+    indented by ``indent`` so they line up under the first."""
     if value.opaque:
         return f"<{value.opaque}>"
+    if value.pytype in ("tuple", "list") and value.py:
+        return value.py[:300]
     if value.arr is not None:
         a = value.arr
         text = np.array2string(a, threshold=20, edgeitems=3, precision=6, max_line_width=100)
+        text = text.replace("\n", "\n" + " " * indent)
         return f"{text}  (shape={a.shape}, dtype={a.dtype})" if a.ndim else text
     return (value.py or "?")[:300]
 
@@ -376,4 +381,4 @@ def _show_raw(kind: str, data: object) -> str:
         return "(正常返回 / returned normally)"
     if kind == "shape":
         return str(tuple(data[1])) if _listish(data, 2) and _listish(data[1]) else "?"
-    return show(decode(data))
+    return show(decode(data), indent=8)

@@ -106,6 +106,11 @@ def _snapshot() -> tuple[list[str], tuple]:
     """The library state tests depend on (module dicts and the classes defined in mytorch), taken
     once in the zygote: every child compares its own state with it."""
     getattr_, list_, str_, tuple_ = getattr, list, str, tuple
+    # Lazy caches the library fills on first use are filled now, so that a test which merely
+    # asks whether a GPU is there (cuda.is_available, map_location) is not seen as a change.
+    device_module = sys.modules.get("mytorch._device")
+    if device_module is not None:
+        device_module.cuda_backend_or_none()
     labels: list[str] = []
     mappings: list = []
     seen_ids: set[int] = set()
@@ -198,6 +203,12 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
         except BaseException:
             return "?"
 
+    _mytorch = sys.modules.get("mytorch")
+    # mytorch's small value types (a tensor's dtype, device, layout): compared by their text,
+    # recognised by the classes themselves (captured here, before any student code runs)
+    value_types = tuple_(getattr_(_mytorch, n) for n in ("dtype", "device", "layout", "memory_format")
+                         if _mytorch is not None and hasattr(_mytorch, n))
+
     def canon(value: object, depth: int = 0) -> str | None:
         """A canonical text for builtin values (exact types only), or None."""
         t = typeof(value)
@@ -205,6 +216,8 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
             return None
         if value is None or t is bool or t is int_ or t is complex:
             return repr_(value)
+        if t in value_types:
+            return str_.__str__(t.__str__(value))[:100]
         if t is float_:
             return float_.hex(value) if value == value else "nan"
         if t is str_:

@@ -183,6 +183,33 @@ def binary(a: Any, b: Any) -> tuple[Any, Any, device, D.dtype]:
     return xa, xb, dev, dt
 
 
+@piece("01.7")
+def broadcast_shape(a: tuple, b: tuple) -> tuple | None:
+    """The shape that tensors of shapes ``a`` and ``b`` broadcast to, or None when they cannot.
+
+    Align the shapes on the right (a missing dim counts as 1); in each dim the lengths must be
+    equal or one of them 1, and the result takes the other one (so 1 with 0 gives 0).
+    """
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            return None
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def broadcast_pair(shape_a: Sequence[int], shape_b: Sequence[int]) -> tuple[int, ...]:
+    """The broadcast of two shapes (the piece :func:`broadcast_shape`), or torch's RuntimeError
+    naming the dim that does not match."""
+    out = pieces.broadcast_shape(shape_a, shape_b)
+    if out is None:
+        broadcast_error(shape_a, shape_b)
+    return out if type(out) is tuple else tuple(out)
+
+
 def broadcast_error(shape_a: Sequence[int], shape_b: Sequence[int]) -> NoReturn:
     """Raise torch's RuntimeError for shapes that do not broadcast, naming the first bad dim.
 
@@ -370,12 +397,9 @@ def binary_float(a: Any, b: Any) -> tuple[Any, Any, device, D.dtype]:
 # NumPy also follows its inputs, with slightly different rules, so results are checked here and
 # re-laid out (one copy) only in the rare cases where NumPy and torch disagree.
 def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    """Row-major strides in elements (an empty dim counts as 1, as in torch)."""
-    out, acc = [], 1
-    for n in reversed(shape):
-        out.append(acc)
-        acc *= n if n > 1 else 1
-    return tuple(reversed(out))
+    """Row-major strides in elements (an empty dim counts as 1, as in torch): the piece
+    ``contiguous_strides`` (exercise 01.1)."""
+    return tuple(pieces.contiguous_strides(tuple(shape)))
 
 
 def _elem_strides(arr: Any) -> tuple[int, ...]:

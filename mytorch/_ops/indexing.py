@@ -22,11 +22,13 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype as D
+from .._creation import arange
 from .._device import cuda_backend, xp_for
+from .._pieces import piece, pieces
 from .._tensor import Tensor, make_view, tensor_method, wrap
 from ..autograd.graph import SavedOutput, needs_grad, record, sum_to
-from ._operands import array_on, check_same_device, checked_scalar, contiguous_result, \
-    check_no_overlap, pointwise_layout, warn_if_expanded, warn_once, wrap_dim
+from ._operands import array_on, broadcast_pair, check_same_device, checked_scalar, \
+    contiguous_result, check_no_overlap, pointwise_layout, warn_if_expanded, warn_once, wrap_dim
 from ._variants import _cap, _inplace_version, _to_out, inplace
 
 __all__ = ["index_select", "take", "take_along_dim", "gather", "scatter", "scatter_add",
@@ -99,20 +101,6 @@ def _mask_data(mask: Any, t: Tensor, message: str) -> Any:
     return array_on(mask, t._device)
 
 
-def _broadcast_shape(a: tuple, b: tuple) -> tuple:
-    """The broadcast of two shapes, with torch's error message."""
-    n = max(len(a), len(b))
-    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
-    out = []
-    for i in range(n - 1, -1, -1):  # torch names the last dim that does not match
-        x, y = a[i], b[i]
-        if x != y and x != 1 and y != 1:
-            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
-                               f"at non-singleton dimension {i}")
-        out.append(y if x == 1 else x)
-    return tuple(out[::-1])
-
-
 def _reduce_to(g: Tensor, shape: tuple) -> Tensor:
     """``sum_to`` that also accepts a target with extra leading 1s (a value written into a
     smaller slot, e.g. ``x[0] = v`` with ``v.shape == (1, 4)``)."""
@@ -148,9 +136,11 @@ def _run(self: Tensor, write: Callable[[Any], None], name: str, inputs: tuple,
 # ============================================================================ x[key]
 class _Key:
     """A torch index key split in two: ``basic`` (a NumPy key giving a view) and ``adv`` (index
-    arrays applied to that view, or None). ``strides`` lists (dim, byte stride) where torch's
-    stride differs from NumPy's: dims inserted by ``None`` (NumPy: 0) and empty stepped slices
-    (NumPy keeps the unstepped stride)."""
+    arrays applied to that view, or None). ``strides`` lists ``(dim, source dim, step)`` where
+    torch's stride may differ from NumPy's: dims inserted by ``None`` (step None; NumPy: 0) and
+    empty stepped slices (NumPy keeps the unstepped stride). The strides are worked out from the
+    array the key is applied to: a backward applies it to a fresh contiguous array whose
+    strides are not the forward's (an overlapping ``unfold`` view, say)."""
 
     __slots__ = ("basic", "adv", "strides")
 
@@ -161,8 +151,12 @@ class _Key:
         out = arr[self.basic]
         if self.strides and self.adv is None:
             strides = list(out.strides)
-            for d, s in self.strides:
-                strides[d] = s
+            for d, orig, step in self.strides:
+                if step is not None:
+                    strides[d] = arr.strides[orig] * step
+                else:  # torch's unsqueeze: size * stride of the dim after it
+                    strides[d] = arr.shape[orig] * arr.strides[orig] if orig < arr.ndim \
+                        else arr.itemsize
             if tuple(strides) != out.strides:
                 out = _restride(out, tuple(strides))
         return out
@@ -291,13 +285,13 @@ def _parse_key(t: Tensor, key: Any) -> _Key:
             orig += 1
         elif kind == "slice":
             if v.step is not None and v.step != 1:
-                fixes.append((rdim, strides[orig] * v.step.__index__()))
+                fixes.append((rdim, orig, v.step.__index__()))
             basic.append(v)
             adv.append(_ALL)
             orig, rdim = orig + 1, rdim + 1
         elif kind == "none":
             # torch's unsqueeze gives the new dim the stride size*stride of the dim after it.
-            fixes.append((rdim, shape[orig] * strides[orig] if orig < ndim else arr.itemsize))
+            fixes.append((rdim, orig, None))
             basic.append(None)
             adv.append(_ALL)
             rdim += 1
@@ -522,12 +516,48 @@ def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 
 
 # ============================================================================ gather / scatter
-def _along_key(idx: Any, dim: int, xp: Any) -> tuple:
-    """The NumPy key that reads ``arr[i][idx[i][j]]`` (for dim=1): ``idx`` at ``dim``, an
-    ``arange`` broadcast along every other dim."""
+def _positions_key(idx: Any, dim: int, xp: Any) -> tuple:
+    """The key of :func:`gather_index` as arrays: ``idx`` at ``dim``, ``arange`` elsewhere."""
     nd = idx.ndim
-    return tuple(idx if d == dim else xp.arange(n).reshape((n,) + (1,) * (nd - 1 - d))
+    return tuple(idx if d == dim else xp.arange(n).reshape((1,) * d + (n,) + (1,) * (nd - 1 - d))
                  for d, n in enumerate(idx.shape))
+
+
+def _gather_index_fast(index: Tensor, dim: int) -> tuple:
+    """:func:`gather_index` with the positions made by the array library directly (a tensor op
+    per dim costs more than the gather itself on small tensors)."""
+    key = _positions_key(index._data, dim, xp_for(index._device))
+    return tuple(index if d == dim else wrap(k, index._device) for d, k in enumerate(key))
+
+
+@piece("01.5", fast=_gather_index_fast)
+def gather_index(index: "Tensor", dim: int) -> tuple:
+    """The key of advanced indexing that reads what ``gather(input, dim, index)`` reads:
+    ``input[key]`` has ``index``'s shape, and (2-D, dim=1) ``out[i][j] = input[i][index[i][j]]``.
+
+    One index tensor per dim of ``index``: ``index`` itself at ``dim``; at each other dim ``d``
+    the positions ``0 … index.shape[d]-1`` laid along dim ``d`` (size 1 in the other dims), so
+    that broadcasting pairs every element of ``index`` with its own position. (``input`` is cut
+    to ``index``'s size in the other dims first, so the key fits it.)
+    """
+    key = []
+    for d, n in enumerate(index.shape):
+        if d == dim:
+            key.append(index)
+        else:
+            shape = [1] * index.dim()
+            shape[d] = n
+            key.append(arange(n, device=index.device).reshape(shape))
+    return tuple(key)
+
+
+def _along_key(idx: Any, dim: int, dev: Any) -> tuple:
+    """The NumPy/CuPy key that reads ``arr[i][idx[i][j]]`` (for dim=1): the piece
+    :func:`gather_index`, its tensors turned into arrays on ``dev``."""
+    if pieces.gather_index is _gather_index_fast:  # the library's own: no tensors in between
+        return _positions_key(idx, dim, xp_for(dev))
+    key = pieces.gather_index(wrap(idx, dev), dim)
+    return tuple(array_on(k, dev) if isinstance(k, Tensor) else k for k in key)
 
 
 def _leading(arr: Any, shape: tuple, skip: int | None = None) -> Any:
@@ -559,7 +589,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
     d = wrap_dim(dim, arr.ndim)
     idx = _index_data(index, input, "gather(): Expected dtype int32/int64 for index")
     _check_gather(arr, idx, d)
-    res = wrap(_leading(arr, idx.shape, d)[_along_key(idx, d, xp_for(input._device))],
+    res = wrap(_leading(arr, idx.shape, d)[_along_key(idx, d, input._device)],
                input._device)
     if needs_grad(input):
         shape = arr.shape
@@ -611,10 +641,9 @@ def _scatter(self: Tensor, dim: int, index: Tensor, src: Any, value: Any, reduce
                   "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
                   "reduction options.", stacklevel=4)
     d, idx, s = _scatter_args(self, dim, index, src)
-    xp = xp_for(self._device)
 
     def write(arr: Any) -> None:
-        view, key = _leading(arr, idx.shape, d), _along_key(idx, d, xp)
+        view, key = _leading(arr, idx.shape, d), _along_key(idx, d, self._device)
         if reduce is None:
             view[key] = s
         else:
@@ -652,10 +681,9 @@ def scatter_(self: Tensor, dim: int, index: Tensor, src: Any = None, *, value: A
 
 def _scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor, in_place: bool) -> Tensor:
     d, idx, s = _scatter_args(self, dim, index, src, "scatter")
-    xp = xp_for(self._device)
 
     def write(arr: Any) -> None:
-        _ufuncs(arr).add.at(_leading(arr, idx.shape, d), _along_key(idx, d, xp), s)
+        _ufuncs(arr).add.at(_leading(arr, idx.shape, d), _along_key(idx, d, self._device), s)
 
     def backward(g: Tensor) -> tuple:
         return g, _pad_like(gather(g, d, index), tuple(src._data.shape)) if src._requires_grad \
@@ -691,9 +719,10 @@ def _identity(reduce: str, dtype: np.dtype) -> Any:
 
 
 def _scatter_reduce_into(arr: Any, d: int, idx: Any, s: Any, reduce: str, include_self: bool,
-                         xp: Any) -> None:
+                         dev: Any) -> None:
     """Reduce ``s`` into ``arr`` at ``idx`` along ``d`` (the work of ``scatter_reduce_``)."""
-    view, key = _leading(arr, idx.shape, d), _along_key(idx, d, xp)
+    xp = xp_for(dev)
+    view, key = _leading(arr, idx.shape, d), _along_key(idx, d, dev)
     uf = _ufuncs(arr)
     if not include_self:  # start the touched positions from the reduction's identity
         view[key] = _identity(reduce, arr.dtype)
@@ -725,7 +754,7 @@ def _scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     xp = xp_for(self._device)
 
     def write(arr: Any) -> None:
-        _scatter_reduce_into(arr, d, idx, s, reduce, include_self, xp)
+        _scatter_reduce_into(arr, d, idx, s, reduce, include_self, self._device)
 
     if in_place or not needs_grad(self, src):
         return _run(self, write, "ScatterReduceBackward0", (self, src), None, in_place)
@@ -747,7 +776,7 @@ def _scatter_reduce_backward(g: Tensor, input: Tensor, src: Tensor, result: Tens
     with differentiable ops, so its gradient can be differentiated again."""
     dev = g._device
     const = lambda a: wrap(a.astype(g._data.dtype, copy=False), dev)  # noqa: E731
-    key = _along_key(idx, d, xp)
+    key = _along_key(idx, d, dev)
     old, res_arr = input._data, result._data
     s = _leading(array_on(src, dev), idx.shape)
     if reduce == "sum":
@@ -829,7 +858,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
     d = wrap_dim(dim, input.ndim)
     a, i = list(input.shape), list(indices.shape)
     a[d] = i[d] = 1
-    common = list(_broadcast_shape(tuple(a), tuple(i)))
+    common = list(broadcast_pair(tuple(a), tuple(i)))
     ishape, xshape = list(common), list(common)
     ishape[d], xshape[d] = indices.shape[d], input.shape[d]
     x = input if list(input.shape) == xshape else input.expand(*xshape)
@@ -1004,7 +1033,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
                                 "dtype {dtype}")
     v = _fill_value(value, input, "masked_fill_")
     arr = input._data
-    _broadcast_shape(m.shape, arr.shape)  # torch's error names the mask "tensor a"
+    broadcast_pair(m.shape, arr.shape)  # torch's error names the mask "tensor a"
     res = wrap(contiguous_result(xp_for(input._device).where(m, v, arr)), input._device)
     if needs_grad(input, value):
         shape = arr.shape
@@ -1024,9 +1053,9 @@ def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
                                "dtype {dtype}")
     v = _fill_value(value, self, "masked_fill_")
     shape = self._data.shape
-    if _broadcast_shape(shape, m.shape) != shape:
+    if broadcast_pair(shape, m.shape) != shape:
         raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
-                           f"{list(_broadcast_shape(shape, m.shape))}")
+                           f"{list(broadcast_pair(shape, m.shape))}")
     xp = xp_for(self._device)
 
     def backward(g: Tensor) -> tuple:
@@ -1041,7 +1070,7 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> 
     """The elements where ``mask`` is True, as a 1-D tensor (``input``/``mask`` broadcast)."""
     m = _mask_data(mask, input, "masked_select: expected BoolTensor for mask")
     arr = input._data
-    shape = _broadcast_shape(arr.shape, m.shape)
+    shape = broadcast_pair(arr.shape, m.shape)
     xp = xp_for(input._device)
     a = arr if arr.shape == shape else xp.broadcast_to(arr, shape)
     mb = m if m.shape == shape else xp.broadcast_to(m, shape)
@@ -1061,7 +1090,7 @@ def _masked_scatter(self: Tensor, mask: Tensor, source: Tensor, in_place: bool) 
         raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes but got "
                            f"{_cap(self.dtype)} and {_cap(source.dtype)}")
     shape = self._data.shape
-    bshape = _broadcast_shape(shape, m.shape)
+    bshape = broadcast_pair(shape, m.shape)
     if bshape != shape:
         if in_place:
             raise RuntimeError(f"masked_scatter_: expected mask to be broadcastable to self "
@@ -1119,7 +1148,7 @@ def where(condition: Tensor, input: Any = None, other: Any = None, *,
                                  else (0, D.scalar_dtype(x)) for x in (input, other)))
     a, b = _as_array(input, dt, dev), _as_array(other, dt, dev)
     c = array_on(condition, dev)
-    _broadcast_shape(_broadcast_shape(c.shape, getattr(a, "shape", ())), getattr(b, "shape", ()))
+    broadcast_pair(broadcast_pair(c.shape, getattr(a, "shape", ())), getattr(b, "shape", ()))
     if c.dtype != np.bool_:
         c = c.astype(np.bool_)
     res = wrap(pointwise_layout(xp_for(dev).where(c, a, b), c, a, b), dev)
@@ -1198,7 +1227,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
                            "but got 0 dimension")
     vals = array_on(input, dev) if isinstance(input, Tensor) else xp.asarray(input)
     if sorter is not None:
-        seq = seq[_along_key(array_on(sorter, dev), seq.ndim - 1, xp)]
+        seq = seq[_along_key(array_on(sorter, dev), seq.ndim - 1, dev)]
     how = "right" if right else "left"
     if seq.ndim == 1:
         res = xp.searchsorted(seq, vals, side=how)

@@ -21,7 +21,7 @@ from .._device import as_device, cuda_backend, device, xp_for
 from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.graph import needs_grad, record
 from ..random import Generator, default_generator, device_generator
-from ._operands import check_no_overlap, size_args, star_or_keyword
+from ._operands import broadcast_pair, check_no_overlap, size_args, star_or_keyword
 from ._variants import _cap, _to_out, inplace
 
 __all__ = ["rand", "randn", "randint", "randperm", "normal", "multinomial", "bernoulli", "poisson",
@@ -210,7 +210,7 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator 
             raise RuntimeError("normal expects all elements of std >= 0.0")
     elif std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
-    shape = _broadcast_shape(np.shape(m), np.shape(s))
+    shape = broadcast_pair(np.shape(m), np.shape(s))
     z = _on(_draw(_rng(generator, dev), "normal", shape, like.dtype), dev)
     res = wrap(xp.asarray(z * s + m).astype(like.dtype.np, copy=False), dev)
     if needs_grad(mean, std):
@@ -218,18 +218,6 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator 
         inputs = tuple(x for x in (mean, std) if isinstance(x, Tensor))
         record(name, res, inputs, _zero_grads(*inputs))
     return _to_out(res, out)
-
-
-def _broadcast_shape(a: tuple, b: tuple) -> tuple:
-    try:
-        return np.broadcast_shapes(a, b)
-    except ValueError:
-        for i, (x, y) in enumerate(zip(reversed(a), reversed(b), strict=False)):
-            if x != y and 1 not in (x, y):
-                dim = max(len(a), len(b)) - 1 - i
-                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
-                                   f"({y}) at non-singleton dimension {dim}") from None
-        raise
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,

@@ -20,6 +20,7 @@ from .. import _dtype as D
 from .. import return_types
 from .._creation import _place
 from .._device import xp_for
+from .._pieces import piece, pieces
 from .._tensor import Tensor, _c_name, tensor_method, wrap
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import SavedOutput, needs_grad, record, sum_to
@@ -749,16 +750,49 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
 
 
 # ============================================================================ unique and counting
+def _unique_sorted_fast(x: Tensor) -> tuple:
+    """:func:`unique_sorted` by the array library's ``unique`` (the same sort, in one call;
+    ``unique`` makes that call itself while this is the active piece)."""
+    vals, inverse, counts = xp_for(x._device).unique(x._data, return_inverse=True,
+                                                     return_counts=True, equal_nan=False)
+    return (wrap(vals, x._device), wrap(inverse.astype(np.int64, copy=False), x._device),
+            wrap(counts.astype(np.int64, copy=False), x._device))
+
+
+@piece("01.8", fast=_unique_sorted_fast)
+def unique_sorted(x: "Tensor") -> tuple:
+    """``(values, inverse, counts)`` of a non-empty 1-D tensor ``x``: its distinct values in
+    ascending order, for each element of ``x`` the position of its value (``values[inverse]``
+    equals ``x``), and how often each value occurs; ``inverse`` and ``counts`` are int64.
+    As in torch, NaN never equals NaN: every NaN is a distinct value."""
+    s, order = x.sort()
+    change = s[1:] != s[:-1]                     # True where a new value begins...
+    starts = cat([change.new_ones(1), change])   # ...and the first element begins one
+    values = s[starts]
+    run = starts.long().cumsum(0) - 1            # the value each sorted element belongs to
+    inverse = run.new_empty(run.shape)
+    inverse[order] = run                         # back to the elements' own places
+    first = starts.nonzero().reshape(-1)         # where each run of equal values begins
+    ends = cat([first[1:], first.new_tensor([len(s)])])
+    return values, inverse, ends - first
+
+
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
            return_counts: bool = False, dim: int | None = None) -> Any:
     """The distinct values (sorted); optionally where each input came from and how often.
 
     As in torch, NaN never equals NaN: every NaN is a distinct value (``[1, nan, nan]`` stays
     ``[1, nan, nan]``; NumPy would merge them), and so is every slice (``dim``) that holds one.
+    Without ``dim`` this is the piece :func:`unique_sorted` on the flattened input.
     """
     xp = xp_for(input._device)
     arr = input._data
-    axis = None if dim is None else wrap_dim(dim, arr.ndim)
+    if dim is None and arr.size and pieces.unique_sorted is not _unique_sorted_fast:
+        vals, inverse, counts = (t._data for t in
+                                 pieces.unique_sorted(wrap(arr.reshape(-1), input._device)))
+        return _pack(input, vals, inverse.reshape(arr.shape), counts, return_inverse,
+                     return_counts)
+    axis = None if dim is None else wrap_dim(dim, arr.ndim)  # the fast path, in one call
     vals, inverse, counts = xp.unique(arr, return_inverse=True, return_counts=True, axis=axis,
                                       equal_nan=False)
     inverse = inverse.reshape(arr.shape if axis is None else (arr.shape[axis],))

@@ -31,8 +31,10 @@ from .._storage import extent, moved, resized, restride, storage_root, strided_v
 from .._storage import storage_offset as _storage_offset
 from .._tensor import _LEGACY_NAMES, Size, Tensor, make_view, tensor_method, wrap
 from ..autograd.graph import needs_grad, record, sum_to
-from ._operands import channels_last_copy, check_no_overlap, check_same_device, checked_scalar, \
-    preserve_strides, scalar_array, size_args, star_or_keyword, warn_once, wrap_dim
+from .._pieces import piece, pieces
+from ._operands import broadcast_pair, channels_last_copy, check_no_overlap, check_same_device, \
+    checked_scalar, contiguous_strides, preserve_strides, scalar_array, size_args, \
+    star_or_keyword, warn_once, wrap_dim
 from ._variants import _to_out, inplace
 
 __all__ = [
@@ -72,15 +74,6 @@ def _copy(input: Tensor, arr: Any, name: str, backward: Callable) -> Tensor:
     if needs_grad(input):
         record(name, res, (input,), backward)
     return res
-
-
-def _contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    """Row-major strides in elements (torch uses max(size, 1) so empty dims keep a stride)."""
-    strides, acc = [], 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= max(n, 1)
-    return tuple(reversed(strides))
 
 
 def _scalar_type_name(dt: D.dtype) -> str:
@@ -140,44 +133,55 @@ def _infer_size(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
     return shape[:infer] + (numel // known,) + shape[infer + 1:]
 
 
-def _compute_stride(old_shape: tuple, old_stride: tuple, new_shape: tuple) -> tuple | None:
-    """Strides that let ``new_shape`` view memory laid out as (old_shape, old_stride), or None.
+@piece("01.3")
+def view_strides(shape: tuple, stride: tuple, new_shape: tuple) -> tuple | None:
+    """The strides with which ``new_shape`` reads the memory of a tensor (``shape``, ``stride``)
+    in the same row-major order, or None when no strides can (only a copy will do).
 
-    torch's ``computeStride``: walk the old dims from the right, grouping dims that are
-    contiguous with each other into "chunks"; each chunk must be split exactly by new dims.
+    Both shapes hold the same number of elements, at least one, and ``shape`` has at least one
+    dim. Read from the last dim back, the old dims fall into chunks: a dim joins the chunk after
+    it when its size is 1 or its stride steps exactly over that chunk (the chunk's elements times
+    its base stride). A chunk is one evenly spaced block of memory, so it can be cut into new
+    dims; a new dim may not straddle two chunks.
     """
+    new_stride = [0] * len(new_shape)
+    j = len(new_shape) - 1                   # the new dims still to place: new_shape[:j + 1]
+    chunk_numel, base = 1, stride[-1]        # the chunk grows leftwards from stride ``base``
+    for d in range(len(shape) - 1, -1, -1):
+        chunk_numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and stride[d - 1] != chunk_numel * base):
+            placed = 1                       # the chunk ends at d: cut it into new dims
+            while j >= 0 and (placed < chunk_numel or new_shape[j] == 1):
+                new_stride[j] = placed * base
+                placed *= new_shape[j]
+                j -= 1
+            if placed != chunk_numel:
+                return None                  # a new dim would straddle two chunks
+            if d > 0:
+                chunk_numel, base = 1, stride[d - 1]
+    return tuple(new_stride) if j == -1 else None
+
+
+def _compute_stride(old_shape: tuple, old_stride: tuple, new_shape: tuple) -> tuple | None:
+    """Strides that let ``new_shape`` view memory laid out as (old_shape, old_stride), or None:
+    torch's ``computeStride``. Empty and 0-d tensors are settled here; the rest is the piece
+    :func:`view_strides`."""
     if not old_shape:
         return (1,) * len(new_shape)
-    numel = 1
-    for n in old_shape:
-        numel *= n
-    if numel == 0:
+    if 0 in old_shape:
         return tuple(old_stride) if tuple(old_shape) == tuple(new_shape) else \
-            _contiguous_strides(new_shape)
-    new_stride = [0] * len(new_shape)
-    view_d = len(new_shape) - 1
-    chunk_base = old_stride[-1]
-    tensor_numel = view_numel = 1
-    for d in range(len(old_shape) - 1, -1, -1):
-        tensor_numel *= old_shape[d]
-        if d == 0 or (old_shape[d - 1] != 1 and old_stride[d - 1] != tensor_numel * chunk_base):
-            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
-                new_stride[view_d] = view_numel * chunk_base
-                view_numel *= new_shape[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if d > 0:
-                chunk_base = old_stride[d - 1]
-                tensor_numel = view_numel = 1
-    return tuple(new_stride) if view_d == -1 else None
+            contiguous_strides(new_shape)
+    out = pieces.view_strides(old_shape, old_stride, new_shape)
+    return out if out is None or type(out) is tuple else tuple(out)
 
 
 def _reshaped_view(input: Tensor, new: tuple) -> Any:
     """``input``'s memory seen with shape ``new`` (torch's strides), or None if that needs a copy."""
     arr = input._data
-    if arr.flags.c_contiguous and arr.size and (not arr.ndim or arr.strides[-1] == arr.itemsize):
+    if arr.flags.c_contiguous and arr.size and (not arr.ndim or arr.strides[-1] == arr.itemsize) \
+            and (1 not in arr.shape or arr.strides == _byte_strides(arr.shape, arr.itemsize)):
         return arr.reshape(new)  # one contiguous block: torch's strides are the standard ones
+    # (NumPy's flag ignores the strides of size-1 dims; torch keeps them, so odd ones go the long way)
     stride = _compute_stride(arr.shape, input.stride(), new)
     return None if stride is None else _as_shape(input, new, stride)
 
@@ -325,7 +329,7 @@ def _looks_channels_last(shape: Sequence[int], stride: Sequence[int]) -> bool:
 
 
 def _byte_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
-    return tuple(s * itemsize for s in _contiguous_strides(shape))
+    return tuple(s * itemsize for s in contiguous_strides(shape))
 
 
 def _empty_preserving(t: Tensor) -> Any:
@@ -445,24 +449,26 @@ tensor_method("broadcast_to")(broadcast_to)
 
 
 def broadcast_shapes(*shapes: Any) -> Size:
-    """The shape all ``shapes`` broadcast to (NumPy's rule: align right, 1 stretches)."""
-    result: list[int] = []
+    """The shape all ``shapes`` broadcast to (align right, 1 stretches): the piece
+    :func:`broadcast_shape` folded over the shapes, with torch's messages."""
+    result: tuple = ()
     for idx, shape in enumerate(shapes):
         shape = (shape,) if isinstance(shape, _int) else tuple(shape)
         for s in shape:
             if s < 0:
                 raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                    f"{list(shape)}")
-        if len(shape) > len(result):
-            result = [1] * (len(shape) - len(result)) + result
-        for k in range(1, len(shape) + 1):
-            r, s = result[-k], shape[-k]
-            if r == 1:
-                result[-k] = s
-            elif s != 1 and s != r:
-                raise RuntimeError(f"Attempting to broadcast a dimension of length {s} at {-k}! "
-                                   f"Mismatching argument at index {idx} had {shape}; but "
-                                   f"expected shape should be broadcastable to {result}")
+        out = pieces.broadcast_shape(result, shape) if result else shape
+        if out is None:
+            full = [1] * (len(shape) - len(result)) + list(result)
+            k = next(k for k in range(1, len(shape) + 1)
+                     if shape[-k] not in (1, full[-k]) and full[-k] != 1)
+            for j in range(1, k):  # torch reports the dims it has merged so far
+                full[-j] = shape[-j] if full[-j] == 1 else full[-j]
+            raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[-k]} at "
+                               f"{-k}! Mismatching argument at index {idx} had {shape}; but "
+                               f"expected shape should be broadcastable to {full}")
+        result = tuple(out)
     return Size(result)
 
 
@@ -472,21 +478,8 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
         tensors = tuple(tensors[0])
     shape: tuple = ()
     for t in tensors:
-        shape = _infer_size_pair(shape, t._data.shape)
+        shape = broadcast_pair(shape, t._data.shape)
     return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
-
-
-def _infer_size_pair(a: tuple, b: tuple) -> tuple:
-    n = max(len(a), len(b))
-    out = []
-    for i in range(n):
-        sa = a[i - n + len(a)] if i - n + len(a) >= 0 else 1
-        sb = b[i - n + len(b)] if i - n + len(b) >= 0 else 1
-        if sa != sb and sa != 1 and sb != 1:
-            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b "
-                               f"({sb}) at non-singleton dimension {i}")
-        out.append(sb if sa == 1 else sa)
-    return tuple(out)
 
 
 # ============================================================================ repeating (copies)
@@ -967,31 +960,38 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
 tensor_method("as_strided")(as_strided)
 
 
+@piece("01.4")
+def window_view(shape: tuple, stride: tuple, dim: int, size: int, step: int) -> tuple:
+    """The (shape, stride) of ``unfold(dim, size, step)`` on a tensor (``shape``, ``stride``):
+    every window of ``size`` elements along ``dim``, ``step`` apart (a short tail is dropped),
+    the windows along ``dim`` and the elements of a window along a new last dim. No copy:
+    windows that overlap share memory."""
+    count = (shape[dim] - size) // step + 1
+    new_shape = shape[:dim] + (count,) + shape[dim + 1:] + (size,)
+    new_stride = stride[:dim] + (step * stride[dim],) + stride[dim + 1:] + (stride[dim],)
+    return new_shape, new_stride
+
+
 @tensor_method()
 def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
-    """A view of all windows of ``size`` along ``dimension``, ``step`` apart, as a new last dim.
-
-    Windows overlap when ``step < size``: they share memory (no copy).
-    """
+    """A view of all windows of ``size`` along ``dimension``, ``step`` apart, as a new last dim
+    (the piece :func:`window_view`). Windows overlap when ``step < size``: they share memory."""
     arr = self._data
     nd = arr.ndim
     d = wrap_dim(dimension, nd)
     n = arr.shape[d] if nd else 1
-    st = self.stride()[d] if nd else 1
     if size < 0:
         raise RuntimeError(f"size is {size} but must be >= 0")
     if size > n:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    count = (n - size) // step + 1
     if nd == 0:
         shape, stride = (size,), (1,)
     else:
-        shape = arr.shape[:d] + (count,) + arr.shape[d + 1:] + (size,)
-        stride = self.stride()[:d] + (step * st,) + self.stride()[d + 1:] + (st,)
+        shape, stride = pieces.window_view(tuple(arr.shape), self.stride(), d, size, step)
     src = arr.shape
-    return _view(self, restride(arr, shape, stride), "UnfoldBackward0", lambda g: (
+    return _view(self, restride(arr, tuple(shape), tuple(stride)), "UnfoldBackward0", lambda g: (
         _grad_into_zeros(g, src, lambda z: z.unfold(d, size, step), "UnfoldBackwardBackward0",
                          overlap=True),))
 
@@ -1379,7 +1379,7 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
         n, c, h, w = shape
         stride = (h * w * c, 1, w * c, c)
     else:
-        stride = _contiguous_strides(shape)
+        stride = contiguous_strides(shape)
     old = storage_root(self._data)
     self._data = resized(self._data, shape, stride)
     new = storage_root(self._data)
@@ -1405,9 +1405,9 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
                         f"{type(src).__name__}")
     check_no_overlap(self)  # an expanded tensor: torch refuses to write into it
     shape = self._data.shape
-    if _infer_size_pair(shape, src._data.shape) != shape:
+    if broadcast_pair(shape, src._data.shape) != shape:
         raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
-                           f"{list(_infer_size_pair(shape, src._data.shape))}")
+                           f"{list(broadcast_pair(shape, src._data.shape))}")
     arr = src.detach().to(self._device, self.dtype)._data
     if arr.shape != shape:
         arr = xp_for(self._device).broadcast_to(arr, shape)

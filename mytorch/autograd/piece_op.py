@@ -9,18 +9,32 @@ gradient by running the piece again under autograd during backward (what checkpo
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Callable
 
 from .._tensor import Tensor
 from .engine import run_backward
 from .grad_mode import STATE, enable_grad, no_grad
-from .graph import record, record_outputs
+from .graph import depends_on, record, record_outputs
 
 __all__ = ["as_op"]
 
 
-def as_op(name: str) -> Callable[[Callable], Callable]:
-    """A ``wrap`` for :func:`mytorch._pieces.piece`: one node called ``name`` per call."""
+def _differentiable(t: Any) -> bool:
+    """An output that can carry a gradient (integer outputs, such as max-pool indices, cannot)."""
+    return isinstance(t, Tensor) and (t.is_floating_point() or t.is_complex())
+
+
+def as_op(name: str, state: Sequence[int] = ()) -> Callable[[Callable], Callable]:
+    """A ``wrap`` for :func:`mytorch._pieces.piece`: one node called ``name`` per call.
+
+    ``state``: positions of tensor arguments the piece only *updates* in place (a batch norm's
+    running statistics). The output's gradient does not depend on them, so the node neither
+    saves them (a later in-place update before backward is no error, as in torch) nor lets the
+    backward's re-run of the piece touch them: it gets copies.
+    """
+    second = name.replace("Backward0", "BackwardBackward0")
+
     def wrap(fn: Callable) -> Callable:
         def op(*args: Any, **kwargs: Any) -> Any:
             diff = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad]
@@ -29,11 +43,13 @@ def as_op(name: str) -> Callable[[Callable], Callable]:
             with no_grad():
                 out = fn(*args, **kwargs)
             several = isinstance(out, (tuple, list))
-            outs = [o for o in (out if several else (out,))]
-            tensors = tuple(a for a in args if isinstance(a, Tensor))
+            outs = list(out) if several else [out]
+            keep = [k for k, o in enumerate(outs) if _differentiable(o)]
+            multi = len(keep) > 1  # the node has several outputs (else its grad comes alone)
+            tensors = tuple(a for i, a in enumerate(args) if isinstance(a, Tensor) and i not in state)
 
             def backward(grads: Any) -> tuple:
-                grads = grads if several else [grads]
+                grads = list(grads) if multi else [grads]
                 create = STATE.enabled
                 # Differentiable inputs are re-run as fresh leaves (or as themselves, to build a
                 # graph for create_graph); other tensors as copies, so in-place updates inside
@@ -46,6 +62,7 @@ def as_op(name: str) -> Callable[[Callable], Callable]:
                 with enable_grad():
                     ys = fn(*again, **kwargs)
                 ys = list(ys) if several else [ys]
+                ys = [ys[k] for k in keep]
                 pairs = [(y, g if g is not None else y.new_zeros(y.shape))
                          for y, g in zip(ys, grads) if isinstance(y, Tensor) and y._requires_grad]
                 res = run_backward([y for y, _ in pairs], [g for _, g in pairs], create, create,
@@ -53,14 +70,16 @@ def as_op(name: str) -> Callable[[Callable], Callable]:
                     if pairs else (None,) * len(diff)
                 full: list = [None] * len(args)
                 for i, g in zip(diff, res):
-                    full[i] = g
+                    # torch's fused backward ops read their inputs: under create_graph a gradient
+                    # stays a function of them (derivative zero where it does not really depend)
+                    full[i] = depends_on(g, args[i], second) if create and g is not None \
+                        and not g._requires_grad else g
                 return tuple(full)
 
-            if several:
-                record_outputs(name, [o for o in outs if isinstance(o, Tensor)], args, backward,
-                               saved=tensors)
-            else:
-                record(name, out, args, backward, saved=tensors)
+            if multi:
+                record_outputs(name, [outs[k] for k in keep], args, backward, saved=tensors)
+            elif keep:
+                record(name, outs[keep[0]], args, backward, saved=tensors)
             return out
 
         op.__wrapped__ = fn  # type: ignore[attr-defined]

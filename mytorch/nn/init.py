@@ -13,6 +13,7 @@ from typing import Any
 from .._creation import empty_like, eye
 from .._device import xp_for
 from .._ops.indexing import where
+from .._pieces import piece, pieces
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import no_grad
 
@@ -45,16 +46,24 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
 
 
+@piece("04.3")
+def fan_in_and_fan_out(shape: tuple) -> tuple:
+    """``(fan_in, fan_out)`` of a weight of ``shape``, laid out ``(out, in, *kernel)`` as every
+    layer of torch lays it out: how many inputs each output sums over, and how many outputs
+    each input feeds."""
+    receptive_field = 1                   # the kernel's positions (1 for a Linear weight)
+    for k in shape[2:]:
+        receptive_field *= k
+    return shape[1] * receptive_field, shape[0] * receptive_field
+
+
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
-    """``(fan_in, fan_out)`` of a weight laid out as ``(out, in, *kernel)``."""
+    """``(fan_in, fan_out)`` of a weight laid out as ``(out, in, *kernel)`` (the piece
+    :func:`fan_in_and_fan_out`); what every ``xavier_*``/``kaiming_*`` init and the layers'
+    ``reset_parameters`` scale by."""
     if tensor.dim() < 2:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
-    receptive_field_size = 1
-    for s in tensor.shape[2:]:
-        receptive_field_size *= s
-    fan_in = tensor.size(1) * receptive_field_size
-    fan_out = tensor.size(0) * receptive_field_size
-    return fan_in, fan_out
+    return pieces.fan_in_and_fan_out(tuple(tensor.shape))
 
 
 def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:

@@ -9,13 +9,12 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .._creation import zeros_like
-from .._pieces import piece, pieces
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 from .adam import _steps_as_tensors, _zero_step
 from .optimizer import Optimizer, _check_lr, _to_scalar, _use_grad_for_differentiable
 
-__all__ = ["Adadelta", "adadelta", "adadelta_step"]
+__all__ = ["Adadelta", "adadelta"]
 
 
 class Adadelta(Optimizer):
@@ -74,19 +73,18 @@ def adadelta(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor
              foreach: bool | None = None, differentiable: bool = False,
              has_complex: bool = False, *, lr: float, rho: float, eps: float,
              weight_decay: float, maximize: bool) -> None:
-    """The functional form: one ``adadelta_step`` per parameter."""
+    """The functional form: one ``_adadelta_step`` per parameter."""
     lr = _to_scalar(lr)
     for param, grad, square_avg, acc_delta, step in zip(params, grads, square_avgs, acc_deltas,
                                                         state_steps):
         step += 1
-        pieces.adadelta_step(param, grad, square_avg, acc_delta, lr=lr, rho=rho, eps=eps,
-                             weight_decay=weight_decay, maximize=maximize)
+        _adadelta_step(param, grad, square_avg, acc_delta, lr=lr, rho=rho, eps=eps,
+                       weight_decay=weight_decay, maximize=maximize)
 
 
-@piece("06.7")
-def adadelta_step(param: Tensor, grad: Tensor, square_avg: Tensor, acc_delta: Tensor, *,
-                  lr: float, rho: float, eps: float, weight_decay: float,
-                  maximize: bool) -> None:
+def _adadelta_step(param: Tensor, grad: Tensor, square_avg: Tensor, acc_delta: Tensor, *,
+                   lr: float, rho: float, eps: float, weight_decay: float,
+                   maximize: bool) -> None:
     """Update one parameter and its two running averages in place."""
     g = -grad if maximize else grad
     if weight_decay != 0:

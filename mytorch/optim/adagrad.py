@@ -105,8 +105,8 @@ def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
                             maximize=maximize)
 
 
-@piece("06.4")
-def adagrad_step(param: Tensor, grad: Tensor, state_sum: Tensor, step: float, *, lr: float,
+@piece("06.2")
+def adagrad_step(param: "Tensor", grad: "Tensor", state_sum: "Tensor", step: float, *, lr: float,
                  weight_decay: float, lr_decay: float, eps: float, maximize: bool) -> None:
     """Update one parameter and its sum of squared gradients in place (``step`` 1 at first)."""
     g = -grad if maximize else grad

@@ -154,9 +154,9 @@ def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
                          decoupled_weight_decay=decoupled_weight_decay)
 
 
-@piece("06.2", fast=_fused.adam_step)
-def adam_step(param: Tensor, grad: Tensor, exp_avg: Tensor, exp_avg_sq: Tensor,
-              max_exp_avg_sq: Tensor | None, step: float, *, lr: float, beta1: float,
+@piece("06.4", fast=_fused.adam_step)
+def adam_step(param: "Tensor", grad: "Tensor", exp_avg: "Tensor", exp_avg_sq: "Tensor",
+              max_exp_avg_sq: "Tensor | None", step: float, *, lr: float, beta1: float,
               beta2: float, eps: float, weight_decay: float, amsgrad: bool, maximize: bool,
               decoupled_weight_decay: bool) -> None:
     """Update one parameter and its averages in place; ``step`` is 1 at the first update."""

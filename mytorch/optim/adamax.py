@@ -8,13 +8,12 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .._creation import zeros_like
-from .._pieces import piece, pieces
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 from .adam import _steps_as_tensors, _zero_step
 from .optimizer import Optimizer, _check_lr, _to_scalar, _use_grad_for_differentiable
 
-__all__ = ["Adamax", "adamax", "adamax_step"]
+__all__ = ["Adamax", "adamax"]
 
 
 class Adamax(Optimizer):
@@ -76,19 +75,18 @@ def adamax(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
            maximize: bool = False, differentiable: bool = False, capturable: bool = False,
            has_complex: bool = False, *, eps: float, beta1: float, beta2: float, lr: float,
            weight_decay: float) -> None:
-    """The functional form: one ``adamax_step`` per parameter."""
+    """The functional form: one ``_adamax_step`` per parameter."""
     lr = _to_scalar(lr)
     for i, param in enumerate(params):
         state_steps[i] += 1
-        pieces.adamax_step(param, grads[i], exp_avgs[i], exp_infs[i], state_steps[i].item(),
-                           eps=eps, beta1=beta1, beta2=beta2, lr=lr, weight_decay=weight_decay,
-                           maximize=maximize)
+        _adamax_step(param, grads[i], exp_avgs[i], exp_infs[i], state_steps[i].item(),
+                     eps=eps, beta1=beta1, beta2=beta2, lr=lr, weight_decay=weight_decay,
+                     maximize=maximize)
 
 
-@piece("06.8")
-def adamax_step(param: Tensor, grad: Tensor, exp_avg: Tensor, exp_inf: Tensor, step: float, *,
-                eps: float, beta1: float, beta2: float, lr: float, weight_decay: float,
-                maximize: bool) -> None:
+def _adamax_step(param: Tensor, grad: Tensor, exp_avg: Tensor, exp_inf: Tensor, step: float, *,
+                 eps: float, beta1: float, beta2: float, lr: float, weight_decay: float,
+                 maximize: bool) -> None:
     """Update one parameter, its average and its running maximum in place."""
     g = -grad if maximize else grad
     if weight_decay != 0:

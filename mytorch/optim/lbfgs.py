@@ -122,8 +122,8 @@ def _strong_wolfe(obj_func: Callable, x: list, t: Any, d: Tensor, f: float, g: T
 
 
 @piece("06.6")
-def lbfgs_direction(flat_grad: Tensor, old_dirs: list[Tensor], old_stps: list[Tensor],
-                    ro: list[Tensor], H_diag: Any, al: list) -> Tensor:
+def lbfgs_direction(flat_grad: "Tensor", old_dirs: list, old_stps: list, ro: list,
+                    H_diag: "Tensor | float", al: list) -> "Tensor":
     """The two-loop recursion: ``-H⁻¹ g`` from the stored pairs (oldest first).
 
     ``old_dirs[i]`` is y_i (a change of gradient), ``old_stps[i]`` is s_i (a step), ``ro[i]`` is

@@ -354,8 +354,8 @@ class Optimizer:
             hook(self)
 
 
-@piece("08.6")
-def pack_param_groups(param_groups: list[dict]) -> tuple[list[dict], dict[int, int]]:
+@piece("08.5")
+def pack_param_groups(param_groups: list) -> tuple:
     """The groups as a state dict stores them: each parameter replaced by an integer.
 
     Parameters are numbered in order across all groups (0, 1, 2, ... as they appear). Returns the

@@ -98,8 +98,8 @@ def rmsprop(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor]
 
 
 @piece("06.3")
-def rmsprop_step(param: Tensor, grad: Tensor, square_avg: Tensor, grad_avg: Tensor | None,
-                 momentum_buffer: Tensor | None, *, lr: float, alpha: float, eps: float,
+def rmsprop_step(param: "Tensor", grad: "Tensor", square_avg: "Tensor", grad_avg: "Tensor | None",
+                 momentum_buffer: "Tensor | None", *, lr: float, alpha: float, eps: float,
                  weight_decay: float, momentum: float, centered: bool, maximize: bool) -> None:
     """Update one parameter and its running averages in place."""
     g = -grad if maximize else grad

@@ -95,9 +95,9 @@ def sgd(params: list[Tensor], d_p_list: list[Tensor], momentum_buffer_list: list
 
 
 @piece("06.1", fast=_fused.sgd_step)
-def sgd_step(param: Tensor, grad: Tensor, momentum_buffer: Tensor | None, *, lr: float,
+def sgd_step(param: "Tensor", grad: "Tensor", momentum_buffer: "Tensor | None", *, lr: float,
              momentum: float, dampening: float, weight_decay: float, nesterov: bool,
-             maximize: bool) -> Tensor | None:
+             maximize: bool) -> "Tensor | None":
     """Update one parameter in place (grad mode is off); return its momentum buffer.
 
     ``momentum_buffer`` is ``None`` at the first step: the buffer then starts as a copy of the

@@ -22,23 +22,34 @@ from typing import Any
 
 import numpy as np
 
+from ..._pieces import piece, pieces
 from ..._storage import restride
 
-__all__ = ["out_size", "windows", "tap", "taps", "add_windows", "pad_array"]
+__all__ = ["conv_output_size", "out_size", "windows", "tap", "taps", "add_windows", "pad_array"]
+
+
+@piece("04.1")
+def conv_output_size(n: int, kernel_size: int, stride: int = 1, padding: int = 0,
+                     dilation: int = 1, ceil_mode: bool = False) -> int:
+    """How many positions a window takes along one dimension of length ``n``: ``kernel_size``
+    taps ``dilation`` apart, moving by ``stride`` over the input padded by ``padding`` on each
+    side. With ``ceil_mode`` a last, partial window counts too, if it starts inside the input or
+    its left padding. (Zero or less: no window fits.)"""
+    span = dilation * (kernel_size - 1) + 1           # how many elements one window covers
+    room = n + 2 * padding - span                     # how far the window's start can move
+    if not ceil_mode:
+        return room // stride + 1
+    count = -(-room // stride) + 1                    # rounded up: a partial window at the end
+    if (count - 1) * stride >= n + padding:           # ...that would start in the right padding
+        count -= 1
+    return count
 
 
 def out_size(size: int, kernel: int, stride: int, pad: int, dilation: int = 1,
              ceil_mode: bool = False) -> int:
-    """How many window positions fit in ``size + 2*pad`` elements (torch's formula).
-
-    ``floor((size + 2*pad - dilation*(kernel-1) - 1) / stride) + 1``; with ``ceil_mode`` the last,
-    partial window counts too, as long as it starts inside the input or its left padding.
-    """
-    span = size + 2 * pad - dilation * (kernel - 1) - 1
-    n = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
-    if ceil_mode and (n - 1) * stride >= size + pad:
-        n -= 1
-    return n
+    """How many window positions fit in ``size + 2*pad`` elements (torch's formula): the piece
+    :func:`conv_output_size`, used by convolution, pooling and ``unfold`` alike."""
+    return pieces.conv_output_size(size, kernel, stride, pad, dilation, ceil_mode)
 
 
 def windows(arr: Any, first: int, out: Sequence[int], kernel: Sequence[int],

@@ -30,9 +30,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..._ops._operands import check_same_device, quietly
+from ..._pieces import piece, pieces
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import needs_grad, record
-from ._windows import add_windows, pad_array, windows
+from ...autograd.piece_op import as_op
+from ._windows import add_windows, conv_output_size, out_size, pad_array, windows
+from .padding import pad
+from .sampling import unfold
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d"]
@@ -72,8 +76,10 @@ def _weight_matrix(w: Any, g: int) -> Any:
 
 
 def _conv_out(size: Sequence[int], kernel: Sequence[int], geo: _Geometry) -> tuple[int, ...]:
-    """Output spatial size: ``(size + pads - dilation*(kernel-1) - 1) // stride + 1`` per dim."""
-    return tuple((s + lo + hi - dl * (k - 1) - 1) // st + 1 for s, k, (lo, hi), st, dl in
+    """Output spatial size per dim: the piece :func:`conv_output_size` (an uneven padding, as
+    ``padding='same'`` gives for even kernels, counts as a longer input)."""
+    return tuple(out_size(s, k, st, lo, dl) if lo == hi else out_size(s + lo + hi, k, st, 0, dl)
+                 for s, k, (lo, hi), st, dl in
                  zip(size, kernel, geo.padding, geo.stride, geo.dilation, strict=False))
 
 
@@ -195,6 +201,33 @@ def _weight_grad(x: Tensor, g: Tensor, geo: _Geometry, kernel: Sequence[int],
             _input_grad(g, gw, None, geo, size) if _rg(x) else None,
             _conv(x, gw, None, geo) if _rg(g) else None), saved=(x, g))
     return res
+
+
+# ------------------------------------------------------------------------------ the piece
+def _conv2d_fused(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple, padding: tuple,
+                  dilation: tuple, groups: int) -> Tensor:
+    """The fast path of the piece :func:`conv2d_unfold`: the fused kernel above."""
+    return _conv(x, weight, bias, _Geometry(stride, tuple((p, p) for p in padding), dilation, groups))
+
+
+@piece("04.5", fast=_conv2d_fused, wrap=as_op(_NODE))
+def conv2d_unfold(x: "Tensor", weight: "Tensor", bias: "Tensor | None", stride: tuple,
+                  padding: tuple, dilation: tuple, groups: int) -> "Tensor":
+    """2-D convolution of ``x`` ``(N, C, H, W)`` with ``weight`` ``(O, C/groups, kh, kw)`` (and
+    ``bias`` ``(O,)`` or None) as matrix products over the unfolded windows; ``stride``,
+    ``padding`` and ``dilation`` are (height, width) pairs."""
+    N, C, H, W = x.shape
+    O, _, kh, kw = weight.shape
+    oh = conv_output_size(H, kh, stride[0], padding[0], dilation[0])
+    ow = conv_output_size(W, kw, stride[1], padding[1], dilation[1])
+    rows = C // groups * kh * kw                      # one window of one group, as a column
+    cols = unfold(x, (kh, kw), dilation, padding, stride)        # (N, C*kh*kw, oh*ow)
+    cols = cols.reshape(N, groups, rows, oh * ow)                 # the groups' channels apart
+    w = weight.reshape(groups, O // groups, rows)                 # (groups, O/groups, rows)
+    out = (w @ cols).reshape(N, O, oh, ow)            # every group and image in one product
+    if bias is not None:
+        out = out + bias.reshape(1, O, 1, 1)
+    return out
 
 
 # ---------------------------------------------------------------------- argument checks
@@ -320,7 +353,13 @@ def _convnd(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, pad
         raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}"
                            f"). Kernel size: ({' x '.join(map(str, span))}). Kernel size can't be "
                            "greater than actual input size")
-    res = _conv(x, weight, bias, _Geometry(stride, pads, dilation, groups))
+    if d == 2:
+        if any(lo != hi for lo, hi in pads):  # 'same' with an even kernel: the odd one after
+            x = pad(x, (0, pads[1][1] - pads[1][0], 0, pads[0][1] - pads[0][0]))
+        res = pieces.conv2d_unfold(x, weight, bias, stride, tuple(lo for lo, _ in pads),
+                                   dilation, groups)
+    else:
+        res = _conv(x, weight, bias, _Geometry(stride, pads, dilation, groups))
     return res if batched else res.squeeze(0)
 
 

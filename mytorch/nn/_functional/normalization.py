@@ -28,9 +28,11 @@ from typing import Any
 from ..._device import xp_for
 from ..._ops._operands import check_same_device, quietly
 from ..._ops.pointwise import div
+from ..._pieces import piece, pieces
 from ..._tensor import Tensor, wrap
-from ...autograd.grad_mode import STATE
+from ...autograd.grad_mode import STATE, no_grad
 from ...autograd.graph import needs_grad, record, sum_to
+from ...autograd.piece_op import as_op
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "normalize"]
 
@@ -198,6 +200,45 @@ def _channel_shape(input: Tensor) -> tuple[int, ...]:
 
 
 # ----------------------------------------------------------------------------- batch_norm
+def _batch_norm_fused(x: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+                      weight: Tensor | None, bias: Tensor | None, momentum: float,
+                      eps: float) -> Tensor:
+    """The fast path of the piece :func:`batch_norm_train`: the fused kernel above."""
+    count = x.numel() // x.shape[1]
+    axes = (0,) + tuple(range(2, x.dim()))
+    out, mean, var = _normalize(x, axes, _channel_shape(x), weight, bias, eps,
+                                "NativeBatchNormBackward0")
+    _update_running(running_mean, mean, momentum)
+    _update_running(running_var, var * (count / (count - 1)), momentum)
+    return out
+
+
+@piece("04.6", fast=_batch_norm_fused, wrap=as_op("NativeBatchNormBackward0", state=(1, 2)))
+def batch_norm_train(x: "Tensor", running_mean: "Tensor | None", running_var: "Tensor | None",
+                     weight: "Tensor | None", bias: "Tensor | None", momentum: float,
+                     eps: float) -> "Tensor":
+    """Batch normalisation in training mode of ``x`` ``(N, C, *)``: every channel standardised
+    with this batch's statistics, then scaled by ``weight`` and shifted by ``bias`` (``(C,)``
+    each, or None). ``running_mean`` and ``running_var`` (or None) move towards the batch's
+    mean and *unbiased* variance by ``momentum``, in place."""
+    dims = [0, *range(2, x.dim())]                  # every dim but the channels
+    shape = [1, x.shape[1]] + [1] * (x.dim() - 2)   # a per-channel value, broadcast against x
+    mean = x.mean(dims)
+    var = x.var(dims, unbiased=False)               # biased: the batch is all there is
+    n = x.numel() // x.shape[1]                     # values per channel
+    with no_grad():                                 # bookkeeping, not part of the graph
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(momentum * mean)
+        if running_var is not None:
+            running_var.mul_(1 - momentum).add_(momentum * n / (n - 1) * var)
+    out = (x - mean.reshape(shape)) / (var.reshape(shape) + eps).sqrt()
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
                weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
@@ -226,15 +267,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         out = input.clone()  # as torch: weight[0] and bias[0] join in, so both get (zero) grads
         out = out if weight is None else out * weight[0]
         return out if bias is None else out + bias[0]
-    count = input.numel() // c
-    if count == 1:
+    if input.numel() // c == 1:
         raise ValueError("Expected more than 1 value per channel when training, got input size "
                          f"{input.shape!r}")
-    axes = (0,) + tuple(range(2, input.dim()))
-    out, mean, var = _normalize(input, axes, shape, weight, bias, eps, "NativeBatchNormBackward0")
-    _update_running(running_mean, mean, momentum)
-    _update_running(running_var, var * (count / (count - 1)), momentum)
-    return out
+    return pieces.batch_norm_train(input, running_mean, running_var, weight, bias, momentum, eps)
 
 
 # ----------------------------------------------------------------------------- instance_norm

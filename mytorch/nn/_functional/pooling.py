@@ -24,12 +24,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..._creation import zeros
+from ..._creation import arange, zeros
+from ..._dtype import iinfo
 from ..._ops._operands import check_same_device, quietly
 from ..._ops.shape import stack
+from ..._pieces import piece, pieces
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import depends_on, needs_grad, record
-from ._windows import out_size, pad_array, tap, taps
+from ...autograd.piece_op import as_op
+from ._windows import conv_output_size, out_size, pad_array, tap, taps
+from .padding import pad
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d",
@@ -210,10 +214,8 @@ def _gather_taps(x: Tensor, arg: Any, geo: _Pool, name: str) -> Tensor:
     return res
 
 
-def _max_poolnd(input: Tensor, d: int, kernel_size: Any, stride: Any, padding: Any,
-                dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
-    fn = f"max_pool{d}d"
-    geo = _geometry(input, d, fn, kernel_size, stride, padding, dilation, ceil_mode)
+def _max_fused(input: Tensor, geo: _Pool, d: int, return_indices: bool) -> Any:
+    """Max pooling as one fused kernel over the taps (any number of leading dims)."""
     want_arg = return_indices or needs_grad(input)
     best, arg = _max_arrays(input._data, geo, want_arg)
     res = wrap(best, input._device)
@@ -228,6 +230,66 @@ def _max_poolnd(input: Tensor, d: int, kernel_size: Any, stride: Any, padding: A
     if return_indices:
         return res, wrap(_flat_indices(arg, geo), input._device)
     return res
+
+
+def _max_pool2d_fused(x: Tensor, kernel_size: tuple, stride: tuple, padding: tuple,
+                      dilation: tuple, ceil_mode: bool, return_indices: bool) -> Any:
+    """The fast path of the piece :func:`max_pool2d_windows`: the fused kernel."""
+    size = tuple(x.shape[-2:])
+    out = tuple(out_size(n, k, s, p, dl, ceil_mode)
+                for n, k, s, p, dl in zip(size, kernel_size, stride, padding, dilation, strict=False))
+    return _max_fused(x, _Pool(size, out, kernel_size, stride, padding, dilation), 2, return_indices)
+
+
+@piece("04.4", fast=_max_pool2d_fused, wrap=as_op("MaxPool2DWithIndicesBackward0"))
+def max_pool2d_windows(x: "Tensor", kernel_size: tuple, stride: tuple, padding: tuple,
+                       dilation: tuple, ceil_mode: bool, return_indices: bool
+                       ) -> "Tensor | tuple":
+    """The largest value of every window of ``x`` ``(*, H, W)`` (``kernel_size``, ``stride``,
+    ``padding``, ``dilation``: (height, width) pairs, as for a convolution) and, with
+    ``return_indices``, where each maximum sits in its ``H*W`` plane (``row * W + col``)."""
+    *lead, H, W = x.shape
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
+    oh = conv_output_size(H, kh, sh, ph, dh, ceil_mode)
+    ow = conv_output_size(W, kw, sw, pw, dw, ceil_mode)
+    # Pad with the lowest value (never a maximum): `padding` before, after as much as the last
+    # window needs (ceil_mode may need more than `padding`).
+    low = -math.inf if x.is_floating_point() else iinfo(x.dtype).min
+    after_h = max(0, (oh - 1) * sh + dh * (kh - 1) + 1 - H - ph)
+    after_w = max(0, (ow - 1) * sw + dw * (kw - 1) + 1 - W - pw)
+    xp = pad(x, (pw, after_w, ph, after_h), value=low)
+    # Every window as a view: (*, rows, cols, span_h, span_w); keep the taps `dilation` apart.
+    win = xp.unfold(-2, dh * (kh - 1) + 1, sh).unfold(-2, dw * (kw - 1) + 1, sw)
+    win = win[..., :oh, :ow, ::dh, ::dw].reshape(*lead, oh, ow, kh * kw)
+    values, tap = win.max(dim=-1)                     # tap: which of the kh*kw taps won
+    if not return_indices:
+        return values
+    row = arange(oh, device=x.device).reshape(oh, 1) * sh - ph + tap // kw * dh
+    col = arange(ow, device=x.device) * sw - pw + tap % kw * dw
+    return values, row * W + col
+
+
+def _special_windows(x: Tensor, values: Tensor, indices: Tensor, geo: _Pool) -> Tensor:
+    """torch's choice of index where a window's maximum is NaN (the last NaN) or -inf (the
+    first element inside the input): rare windows whose index a plain ``max`` picks otherwise."""
+    v = values._data
+    if v.dtype.kind != "f" or not ((v != v).any() or (v == -np.inf).any()):
+        return indices
+    _, arg = _max_arrays(x._data, geo, True)
+    return wrap(_flat_indices(arg, geo), x._device)
+
+
+def _max_poolnd(input: Tensor, d: int, kernel_size: Any, stride: Any, padding: Any,
+                dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
+    fn = f"max_pool{d}d"
+    geo = _geometry(input, d, fn, kernel_size, stride, padding, dilation, ceil_mode)
+    if d != 2:
+        return _max_fused(input, geo, d, return_indices)
+    out = pieces.max_pool2d_windows(input, geo.kernel, geo.stride, geo.padding, geo.dilation,
+                                    ceil_mode, return_indices)
+    if not return_indices:
+        return out
+    return out[0], _special_windows(input, out[0], out[1], geo)
 
 
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,

@@ -21,6 +21,7 @@ other's backward.
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Sequence
@@ -28,10 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from ..._creation import tensor
+from ..._creation import arange, tensor
+from ..._dtype import float32
+from ..._ops._operands import quietly
+from ..._pieces import piece, pieces
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import needs_grad, record
-from ._windows import add_windows, pad_array, windows
+from ._windows import add_windows, out_size, pad_array, windows
 from .pooling import _adaptive_avg
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "unfold", "fold",
@@ -52,15 +56,32 @@ def _scale(n: int, o: int, scale: float | None, align_corners: bool, ft: type) -
     return ft(n) / ft(o)
 
 
+@functools.lru_cache(maxsize=256)
+def _nearest_index_fast(out_size: int, in_size: int, scale: float) -> Tensor:
+    """The fast path of the piece :func:`nearest_source_index`: the same float32 arithmetic on a
+    bare array (a resize is often tiny, and five tensor ops would cost more than it), kept for
+    the next call with the same sizes (the library only reads it)."""
+    pos = np.arange(out_size).astype(np.float32) * np.float32(scale)
+    return wrap(np.minimum(np.floor(pos).astype(np.int64), in_size - 1))
+
+
+@piece("04.2", fast=_nearest_index_fast)
+def nearest_source_index(out_size: int, in_size: int, scale: float) -> "Tensor":
+    """For a nearest-neighbour resize along one dimension: the input index that each of the
+    ``out_size`` output positions copies (an int64 tensor). ``scale`` is how many input cells
+    one output cell spans (``in_size / out_size``, or ``1 / scale_factor`` when one was given);
+    torch does this arithmetic in float32."""
+    start = arange(out_size, dtype=float32) * scale   # where each output cell starts, in input cells
+    return start.floor().long().clamp(max=in_size - 1)
+
+
 def _nearest_taps(n: int, o: int, scale: float | None, exact: bool) -> list:
-    """``floor(i * scale)`` (``nearest``) or ``floor((i + 0.5) * scale)`` (``nearest-exact``)."""
-    i = np.arange(o)
-    if not exact and o == n:
-        return [(i, None)]
-    if not exact and o == 2 * n:
-        return [(i >> 1, None)]
+    """``floor(i * scale)`` (``nearest``: the piece :func:`nearest_source_index`) or
+    ``floor((i + 0.5) * scale)`` (``nearest-exact``)."""
     s = _scale(n, o, scale, False, np.float32)
-    pos = (i.astype(np.float32) + np.float32(0.5 if exact else 0)) * s
+    if not exact:
+        return [(pieces.nearest_source_index(o, n, float(s))._data, None)]
+    pos = (np.arange(o).astype(np.float32) + np.float32(0.5)) * s
     return [(np.minimum(np.floor(pos).astype(np.int64), n - 1), None)]
 
 
@@ -177,13 +198,34 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     x = input
     for j, (n, o, s) in enumerate(zip(input.shape[2:], sizes, scales, strict=False)):
         if mode.startswith("nearest"):
+            if mode == "nearest" and d == 2 and o in (n, 2 * n):
+                s = None  # torch's 2-D kernel: a kept or doubled size ignores the scale factor
             taps = _nearest_taps(n, o, s, mode == "nearest-exact")
         elif mode == "bicubic":
             taps = _cubic_taps(n, o, s, align_corners, ft)
         else:
             taps = _linear_taps(n, o, s, align_corners, ft)
         x = _resample(x, 2 + j, taps)
-    return x
+    return _one_node(x, _NODES[mode, d])
+
+
+#: torch's node for each mode and dimension: one node per resize, not one per dim and tap
+_NODES = {("nearest", 1): "UpsampleNearest1DBackward0", ("nearest", 2): "UpsampleNearest2DBackward0",
+          ("nearest", 3): "UpsampleNearest3DBackward0",
+          ("nearest-exact", 1): "UpsampleNearestExact1DBackward0",
+          ("nearest-exact", 2): "UpsampleNearestExact2DBackward0",
+          ("nearest-exact", 3): "UpsampleNearestExact3DBackward0",
+          ("linear", 1): "UpsampleLinear1DBackward0", ("bilinear", 2): "UpsampleBilinear2DBackward0",
+          ("bicubic", 2): "UpsampleBicubic2DBackward0",
+          ("trilinear", 3): "UpsampleTrilinear3DBackward0"}
+
+
+def _one_node(out: Tensor, name: str) -> Tensor:
+    """``out`` (composed of index_select, multiply and add nodes) behind one node ``name`` that
+    passes its gradient on: the graph reads like torch's, where resizing is one op."""
+    if not out._requires_grad:
+        return out
+    return record(name, wrap(out._data, out._device), (out,), lambda g: (g,))
 
 
 def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
@@ -209,7 +251,7 @@ def _pair(v: Any) -> tuple[int, int]:
 
 def _blocks(size: Sequence[int], kernel: tuple, dilation: tuple, padding: tuple,
             stride: tuple) -> tuple[int, ...]:
-    return tuple((n + 2 * p - dl * (k - 1) - 1) // s + 1
+    return tuple(out_size(n, k, s, p, dl)
                  for n, k, dl, p, s in zip(size, kernel, dilation, padding, stride, strict=False))
 
 
@@ -228,6 +270,7 @@ def _unfold(x: Tensor, kernel: tuple, dilation: tuple, padding: tuple, stride: t
     return res
 
 
+@quietly  # overlapping windows whose values overflow add up to inf, silently as in torch
 def _fold(cols: Tensor, size: tuple, kernel: tuple, dilation: tuple, padding: tuple,
           stride: tuple) -> Tensor:
     """``(N, C·kH·kW, L)`` → ``(N, C, H, W)``: each column added back onto its window."""

@@ -14,6 +14,7 @@ import numpy as np
 from ... import _dtype as D
 from ..._device import xp_for
 from ..._ops._operands import check_same_device, quietly
+from ..._pieces import piece, pieces
 from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import no_grad
 from ...autograd.graph import needs_grad, record
@@ -81,8 +82,27 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     return res
 
 
+def _one_hot_fast(labels: Tensor, num_classes: int) -> Tensor:
+    """:func:`encode_one_hot` as one comparison: each label against ``0 … num_classes-1``."""
+    x = labels._data
+    out = (x[..., None] == xp_for(labels._device).arange(num_classes)).astype(x.dtype)
+    return wrap(out, labels._device)
+
+
+@piece("01.6", fast=_one_hot_fast)
+def encode_one_hot(labels: "Tensor", num_classes: int) -> "Tensor":
+    """The one-hot encoding of ``labels`` (int64, any shape, each in ``0 … num_classes-1``):
+    a tensor of shape ``(*labels.shape, num_classes)`` and ``labels``' dtype and device, 1 at
+    position ``labels[...]`` of the new last dim and 0 elsewhere. Written with ``scatter_``."""
+    out = labels.new_zeros((*labels.shape, num_classes))
+    return out.scatter_(-1, labels.unsqueeze(-1), 1)
+
+
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    """``(…, num_classes)`` int64 tensor with a 1 at each index; ``-1`` infers ``max + 1``."""
+    """``(…, num_classes)`` int64 tensor with a 1 at each index; ``-1`` infers ``max + 1``.
+
+    Checks the labels as torch does, then calls the piece :func:`encode_one_hot`.
+    """
     if tensor.dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     x = tensor._data
@@ -95,7 +115,4 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             raise RuntimeError("Class values must be non-negative.")
         if int(x.max()) >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
-    xp = xp_for(tensor._device)
-    out = (x[..., None] == xp.arange(num_classes)).astype(np.int64)
-    return wrap(out, tensor._device)
-
+    return pieces.encode_one_hot(tensor, num_classes)

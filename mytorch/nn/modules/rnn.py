@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._creation import empty, zeros
+from ..._pieces import piece, pieces
 from ..._ops.shape import cat, stack
 from ..._tensor import Tensor
 from .. import init
@@ -52,8 +53,32 @@ def _rnn_step(nonlinearity: str) -> Callable:
     return step
 
 
+@piece("04.7")
+def lstm_cell(x: "Tensor", h: "Tensor", c: "Tensor", w_ih: "Tensor", w_hh: "Tensor",
+              b_ih: "Tensor | None", b_hh: "Tensor | None") -> tuple:
+    """One LSTM step for a batch: input ``x`` ``(N, H_in)``, state ``h`` and ``c`` ``(N, H)``;
+    ``w_ih`` ``(4H, H_in)`` and ``w_hh`` ``(4H, H)`` hold the rows of the gates i, f, g, o one
+    after another (biases ``(4H,)``, or both None). Returns the new ``(h, c)``."""
+    gates = x @ w_ih.t() + h @ w_hh.t()               # (N, 4H): all four gates at once
+    if b_ih is not None:
+        gates = gates + (b_ih + b_hh)
+    i, f, g, o = gates.chunk(4, 1)
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()      # forget some memory, write some new
+    h = o.sigmoid() * c.tanh()                        # show some of it
+    return h, c
+
+
+def _lstm_cell_step(x: Tensor, state: State, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None,
+                    b_hh: Tensor | None, w_hr: Tensor | None) -> State:
+    """One step of ``nn.LSTM`` through the piece :func:`lstm_cell` (then the projection)."""
+    h, c = pieces.lstm_cell(x, state[0], state[1], w_ih, w_hh, b_ih, b_hh)
+    return (h if w_hr is None else h.matmul(w_hr.t())), c
+
+
 def _lstm_step(gx: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None,
                w_hr: Tensor | None) -> State:
+    """One step of ``nn.LSTM`` whose input part ``gx = x W_ihᵀ + b_ih`` was computed for every
+    step at once (the library's own path; a student's :func:`lstm_cell` runs step by step)."""
     h, c = state
     i, f, g, o = (gx + _hidden_part(h, w_hh, b_hh)).chunk(4, 1)
     c = f.sigmoid() * c + i.sigmoid() * g.tanh()
@@ -328,13 +353,20 @@ class RNNBase(Module):
                 k = layer * directions + direction
                 w = dict(zip(("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"),
                              self._layer_weights(layer, direction), strict=False))
-                gx = x.matmul(w["weight_ih"].t())
-                if w["bias_ih"] is not None:
-                    gx = gx + w["bias_ih"]
                 state0 = (h0[k], None if c0 is None else c0[k])
-                weights = (w["weight_hh"], w["bias_hh"], w["weight_hr"])
+                if self.mode == "LSTM" and pieces.lstm_cell is not lstm_cell:
+                    # A student's cell: nn.LSTM runs step by step through it, as a loop over
+                    # nn.LSTMCell would (the library's own path computes x W_ihᵀ at once).
+                    this_step, gx = _lstm_cell_step, x
+                    weights = (w["weight_ih"], w["weight_hh"], w["bias_ih"], w["bias_hh"],
+                               w["weight_hr"])
+                else:
+                    this_step, gx = step, x.matmul(w["weight_ih"].t())
+                    if w["bias_ih"] is not None:
+                        gx = gx + w["bias_ih"]
+                    weights = (w["weight_hh"], w["bias_hh"], w["weight_hr"])
                 run = _run_reverse if direction == 1 else _run_forward
-                out, final = run(step, gx, batch_sizes, state0, weights)
+                out, final = run(this_step, gx, batch_sizes, state0, weights)
                 outs.append(out)
                 finals.append(final)
             x = cat(outs, 1) if directions == 2 else outs[0]
@@ -516,7 +548,8 @@ class LSTMCell(RNNCellBase):
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
                 ) -> tuple[Tensor, Tensor]:
         input, (h, c), batched = self._prepare("LSTMCell", input, hx, 2)
-        h, c = _lstm_step(self._input_part(input), (h, c), self.weight_hh, self.bias_hh, None)
+        h, c = pieces.lstm_cell(input, h, c, self.weight_ih, self.weight_hh, self.bias_ih,
+                                self.bias_hh)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
 

@@ -38,7 +38,7 @@ def _reverse_repeat_tuple(t: tuple, n: int) -> tuple:
     return tuple(x for x in reversed(t) for _ in range(n))
 
 
-@piece("08.1")
+@piece("08.4")
 def consume_prefix_in_state_dict_if_present(state_dict: dict, prefix: str) -> None:
     """Strip ``prefix`` from the keys that start with it, in place (``_metadata`` too).
 
