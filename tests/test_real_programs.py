@@ -9,6 +9,8 @@ data, so their results must agree within float tolerance.
 """
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 import torch as real_torch
@@ -243,15 +245,22 @@ def quickstart_classifier(torch, images, labels):
             pred = model(xb)
             test_loss += loss_fn(pred, yb).item()
             correct += (pred.argmax(1) == yb).type(torch.float).sum().item()
+    buffer = io.BytesIO()  # save the weights, load them into a fresh model: same predictions
+    torch.save(model.state_dict(), buffer)
+    buffer.seek(0)
+    reloaded = NeuralNetwork()
+    reloaded.load_state_dict(torch.load(buffer, weights_only=True))
+    reloaded.eval()
+    same = bool(torch.equal(reloaded(test[:][0]), model(test[:][0])))
     return {"train_losses": train_losses, "test_loss": test_loss / len(test_loader),
-            "accuracy": correct / len(test)}
+            "accuracy": correct / len(test), "reloaded_same": same}
 
 
 def test_quickstart_classifier(digits):
     images, labels = digits
     mine, ref = _both(quickstart_classifier, images=images, labels=labels)
     _close(mine, ref, rtol=1e-4, atol=1e-5)
-    assert ref["accuracy"] > 0.5  # it did learn something
+    assert ref["accuracy"] > 0.5 and mine["reloaded_same"]  # it learned; the checkpoint reloads
 
 
 # ---------------------------------------------------------------- small CNN script
