@@ -418,6 +418,16 @@ CASES: dict[str, list[G]] = {
     "NllLossBackward0": [G(lambda t, a, y: nnf(t).nll_loss(a, y), [R(3, 4), I(0, 3, 1)])],
     "NllLossBackwardBackward0": [G(second(lambda t, x: nnf(t).nll_loss(x, t.tensor([0, 2, 1]))),
                                    [R(3, 4)])],
+    "NllLoss2DBackward0": [G(lambda t, a, y: nnf(t).nll_loss(a, y),
+                             [R(2, 3, 2, 2), I(0, 2, 1, 1, 2, 0, 1, 2).reshape(2, 2, 2)]),
+                           G(lambda t, a, y: nnf(t).nll_loss(a, y, reduction="none"),  # 3-D: a view
+                             [R(2, 3, 4), I(0, 2, 1, 1, 2, 0, 1, 2).reshape(2, 4)])],
+    "NllLoss2DBackwardBackward0": [G(second(lambda t, x: nnf(t).nll_loss(
+        x, t.tensor([[[0, 2], [1, 1]]]))), [R(1, 3, 2, 2)])],
+    "SmoothL1LossBackward0": [G(lambda t, a, b: nnf(t).smooth_l1_loss(a, b, beta=0.5),
+                                [R(2, 3), R(2, 3, seed=1)])],
+    "HuberLossBackward0": [G(lambda t, a, b: nnf(t).huber_loss(a, b, delta=0.7, reduction="sum"),
+                             [R(2, 3), R(2, 3, seed=1)])],
     "MseLossBackward0": [G(lambda t, a, b: nnf(t).mse_loss(a, b), [R(2, 3), R(2, 3, seed=1)]),
                          G(lambda t, a, b: nnf(t).mse_loss(a, b, reduction="none"),
                            [R(4), R(4, seed=1)])],

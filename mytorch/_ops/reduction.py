@@ -24,6 +24,7 @@ from .._pieces import piece, pieces
 from .._tensor import Tensor, _c_name, tensor_method, wrap
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import SavedOutput, needs_grad, record, sum_to
+from ..autograd.piece_op import as_op
 from ._operands import contiguous_result, preserve_layout, quiet, quietly, size_args, wrap_dim, wrap_dims
 from ._variants import _cap, _inplace_version
 from .shape import cat
@@ -574,9 +575,17 @@ def _cumprod_backward_scan(input: Tensor, g: Tensor, d: int) -> Tensor:
 
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
-    """``log(sum(exp(x)))`` over ``dim`` without overflow: the max is factored out first."""
-    dt = input.dtype if input.dtype._cat >= D._FLOAT else D.get_default_dtype()
-    arr = input._data.astype(dt.np, copy=False)
+    """``log(sum(exp(x)))`` over ``dim`` without overflow: the piece :func:`log_sum_exp`."""
+    x = input if input.dtype._cat >= D._FLOAT else input.to(D.get_default_dtype())
+    axes = _axes(dim, x.ndim)
+    if x.ndim == 0 or x.numel() == 0:  # nothing to shift (a sum of nothing is 0: -inf)
+        return _logsumexp_fused(x, axes, keepdim)
+    return pieces.log_sum_exp(x, tuple(range(x.ndim)) if axes is None else axes, keepdim)
+
+
+def _logsumexp_fused(input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    """The fast path of :func:`log_sum_exp`: the forward on the arrays, one recorded node."""
+    arr = input._data
     axes = _axes(dim, arr.ndim)
     xp = xp_for(input._device)
     # Any finite shift m gives the same result; the max keeps exp() from overflowing.
@@ -594,6 +603,18 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
                           * (input - _unreduce(out(), axes, keepdim, nd)).exp(),),
                saved=(input, out))
     return res
+
+
+@piece("05.3", fast=_logsumexp_fused, wrap=as_op("LogsumexpBackward0", saves_output=True))
+def log_sum_exp(x, dim, keepdim):
+    """``log(Σ exp(x))`` over the dimensions ``dim`` (a tuple), computed so that no ``exp``
+    overflows or underflows to nothing: finite wherever the answer is finite, and ``-inf`` or
+    ``+inf`` where the answer is (a slice of ``-inf`` only, or one holding ``+inf``). The
+    reduced dimensions stay, with size 1, only when ``keepdim``."""
+    m = x.amax(dim, keepdim=True).detach()       # a shift: any constant gives the same result
+    m = m.masked_fill(m.isinf(), 0)              # ... but an infinite one gives inf - inf = nan
+    out = (x - m).exp().sum(dim, keepdim=True).log() + m
+    return out if keepdim else out.squeeze(dim)
 
 
 # ============================================================================ norms

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from .._tensor import Tensor
 from .engine import run_backward
 from .grad_mode import STATE, enable_grad, no_grad
-from .graph import depends_on, record, record_outputs
+from .graph import SavedOutput, depends_on, record, record_outputs
 
 __all__ = ["as_op"]
 
@@ -25,13 +25,17 @@ def _differentiable(t: Any) -> bool:
     return isinstance(t, Tensor) and (t.is_floating_point() or t.is_complex())
 
 
-def as_op(name: str, state: Sequence[int] = ()) -> Callable[[Callable], Callable]:
+def as_op(name: str, state: Sequence[int] = (),
+          saves_output: bool = False) -> Callable[[Callable], Callable]:
     """A ``wrap`` for :func:`mytorch._pieces.piece`: one node called ``name`` per call.
 
     ``state``: positions of tensor arguments the piece only *updates* in place (a batch norm's
     running statistics). The output's gradient does not depend on them, so the node neither
     saves them (a later in-place update before backward is no error, as in torch) nor lets the
     backward's re-run of the piece touch them: it gets copies.
+
+    ``saves_output``: torch's node keeps the op's result for its backward (``logsumexp``), so
+    changing the result in place before backward is an error there; the node checks it too.
     """
     second = name.replace("Backward0", "BackwardBackward0")
 
@@ -47,6 +51,8 @@ def as_op(name: str, state: Sequence[int] = ()) -> Callable[[Callable], Callable
             keep = [k for k, o in enumerate(outs) if _differentiable(o)]
             multi = len(keep) > 1  # the node has several outputs (else its grad comes alone)
             tensors = tuple(a for i, a in enumerate(args) if isinstance(a, Tensor) and i not in state)
+            if saves_output:
+                tensors += tuple(SavedOutput(outs[k], j) for j, k in enumerate(keep))
 
             def backward(grads: Any) -> tuple:
                 grads = list(grads) if multi else [grads]

@@ -3,34 +3,44 @@
 Every loss first computes one value per element (or per sample), then *reduces* them with
 ``reduction``: ``'none'`` keeps them all, ``'sum'`` adds them, ``'mean'`` averages them.
 
-Two families live here:
+The public functions check their arguments as torch does and then call a *piece* (chapter 05's
+exercises, at the bottom of this file) through the registry, so that a student's version can
+take its place:
 
-* **regression** losses (``l1_loss``, ``mse_loss``, ``smooth_l1_loss``, ``huber_loss``,
-  ``kl_div``) are short compositions of Tensor ops; autograd differentiates them;
-* **classification** losses (``nll_loss``, ``binary_cross_entropy``,
-  ``binary_cross_entropy_with_logits``) are single recorded ops: the forward is computed on the
-  arrays and the backward is torch's closed-form gradient. That is faster, and it keeps the
-  gradient finite where the composition would produce ``0 * inf = nan`` (a saturated sigmoid).
-  ``cross_entropy`` is ``nll_loss(log_softmax(x))``; for class-index targets the two are fused
-  into one op (same numbers, half the passes over the logits).
+* ``huber`` — the pointwise Huber function; ``smooth_l1_loss`` and ``huber_loss`` are one graph
+  node each around it (``SmoothL1LossBackward0``, ``HuberLossBackward0``), as in torch;
+* ``nll_loss_nd`` — pick each target's log-probability, weight it, leave out ``ignore_index``,
+  divide a mean by the kept weights. Its fast path is a fused kernel on the arrays;
+* ``cross_entropy_loss`` — ``nll_loss(log_softmax(x))`` plus label smoothing, torch's very
+  composition (same graph). Its fast path fuses the two for the common unsmoothed (N, C) case:
+  one ``NllLossBackward0`` node (torch has a ``LogSoftmaxBackward0`` below it), half the passes;
+* ``bce_with_logits`` — binary cross-entropy from logits without overflow; fast path fused;
+* ``kl_div_loss`` — the KL divergence's terms and its reductions (``'batchmean'`` included).
+
+``l1_loss`` and ``kl_div`` are compositions of Tensor ops, as in torch; ``mse_loss`` and
+``binary_cross_entropy`` are single recorded ops (the forward on the arrays, the backward torch's
+closed form), which keeps the gradient finite where a composition would give ``0 * inf = nan``.
 """
 from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
+
+import mytorch as torch  # the pieces below use the public API, as a student's notebook does
 
 from ... import _dtype as D
 from ..._device import xp_for
 from ..._ops import pointwise as _pw
 from ..._ops._operands import broadcast_error, check_same_device, result_type
-from ..._ops.indexing import where
 from ..._ops.shape import broadcast_shapes, broadcast_tensors
+from ..._pieces import REGISTRY, piece, pieces
 from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import STATE, no_grad
 from ...autograd.graph import depends_on, needs_grad, record
+from ...autograd.piece_op import as_op
 from .activation import log_softmax
 
 __all__ = ["l1_loss", "mse_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
@@ -206,9 +216,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _require_float(result_type(x, y), "smooth_l1_cpu")
-    d = x - y
-    z = d.abs()
-    return _reduce(where(z < beta, 0.5 * d * d / beta, z - 0.5 * beta), reduction)
+    return _huber_op("SmoothL1LossBackward0", x, y, beta, beta, reduction)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
@@ -221,14 +229,52 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _require_float(result_type(x, y), "huber_cpu")
-    d = x - y
-    z = d.abs()
-    loss = where(z < delta, 0.5 * d * d, delta * (z - 0.5 * delta))
     if weight is None:
-        return _reduce(loss, reduction)
+        return _huber_op("HuberLossBackward0", x, y, delta, 1.0, reduction)
     if weight.shape != input.shape:
         raise ValueError("Weights and input must have the same size.")
-    return _weighted_reduce(loss * weight, weight, reduction, mean_by_weight=False)
+    # torch weighs the unreduced loss in Python, then reduces (a mean over elements, not weights)
+    unweighted = _huber_op("HuberLossBackward0", x, y, delta, 1.0, "none")
+    return _weighted_reduce(unweighted * weight, weight, reduction, mean_by_weight=False)
+
+
+def _huber_composed(x: Tensor, y: Tensor, delta: float, div: float, reduction: str) -> Tensor:
+    """``reduce(huber(x - y, delta) / div)`` with the piece that runs now."""
+    return _reduce(pieces.huber(x - y, delta) / div, reduction)
+
+
+# A version of the piece other than the library's own runs inside one node named as torch's.
+_HUBER_NODES = {name: as_op(name)(_huber_composed)
+                for name in ("SmoothL1LossBackward0", "HuberLossBackward0")}
+
+
+def _huber_op(name: str, x: Tensor, y: Tensor, delta: float, div: float,
+              reduction: str) -> Tensor:
+    """SmoothL1 (``div = delta = β``) or Huber (``div = 1``) as one node called ``name``.
+
+    With the library's own ``huber`` piece it is a fused kernel like :func:`_mse`: the forward on
+    the arrays, the backward ``clamp(d, -δ, δ) / div`` written with tensor ops (differentiable
+    again); any other version runs inside :func:`as_op`, which differentiates it.
+    """
+    if pieces.huber is not REGISTRY["huber"].default:
+        return _HUBER_NODES[name](x, y, delta, div, reduction)
+    dt = result_type(x, y)
+    a, b = x._data.astype(dt.np, copy=False), y._data.astype(dt.np, copy=False)
+    with _pw._quiet():
+        d = a - b
+        z = np.abs(d)
+        loss = np.where(z < delta, 0.5 * d * d / div, (delta / div) * (z - 0.5 * delta))
+        out = wrap(_reduce_array(loss.astype(dt.np, copy=False), reduction), x._device)
+    if needs_grad(x, y):
+        n = d.size
+
+        def backward(g: Tensor) -> tuple:
+            gd = (x - y).clamp(-delta, delta) * (_scale(g, reduction, n) / div)
+            return (_as_grad(gd, x) if x._requires_grad else None,
+                    _as_grad(-gd, y) if y._requires_grad else None)
+
+        record(name, out, (x, y), backward, saved=(x, y))
+    return out
 
 
 def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
@@ -236,7 +282,7 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
     """KL divergence ``Σ p (log p - x)`` with ``x`` = log-probabilities of the model, ``p`` = target.
 
     ``reduction='batchmean'`` (sum / batch size) is the mathematical KL; ``'mean'`` also divides
-    by the number of classes, which is why torch warns about it.
+    by the number of classes, which is why torch warns about it. The piece :func:`kl_div_loss`.
     """
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
@@ -245,17 +291,10 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
                       "support size.'batchmean' divides only by the batch size, and aligns with "
                       "the KL div math definition.'mean' will be changed to behave the same as "
                       "'batchmean' in the next major release.", UserWarning, stacklevel=2)
-    enum = _reduction(None, None, "sum" if reduction == "batchmean" else reduction)
+    _reduction(None, None, "sum" if reduction == "batchmean" else reduction)  # a known name
     if not (input.dtype.is_floating_point or target.dtype.is_floating_point):
         raise RuntimeError("kl_div: Integral inputs not supported.")
-    if log_target:
-        loss = target.exp() * (target - input)
-    else:
-        loss = target.xlogy(target) - target * input  # 0 · log 0 counts as 0
-    out = _reduce(loss, enum)
-    if reduction == "batchmean" and input.dim() != 0:
-        out = out / input.size(0)
-    return out
+    return pieces.kl_div_loss(input, target, reduction, log_target)
 
 
 # ============================================================================= negative log-likelihood
@@ -294,20 +333,28 @@ def _check_nll(input: Tensor, target: Tensor, weight: Tensor | None) -> None:
                            f"{_pw._cap(weight.dtype)}")
 
 
+def _check_targets(input: Tensor, target: Tensor, ignore_index: int) -> None:
+    """torch's IndexError for a class index that does not exist (``ignore_index`` excepted)."""
+    t = target._data
+    n_classes = input.shape[0 if input.dim() == 1 else 1]
+    if not t.size or (t.min() >= 0 and t.max() < n_classes):  # the usual case: two reductions
+        return
+    t = t.astype(np.int64, copy=False)
+    bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
+
+
 def _class_targets(input: Tensor, target: Tensor, ignore_index: int) -> tuple[Any, Any, int]:
-    """(index array safe to gather with, mask of ignored targets, class dim); IndexError if out
-    of range."""
+    """(index array safe to gather with, mask of ignored targets, class dim), for targets
+    already checked by :func:`_check_targets`."""
     cdim = 0 if input.dim() == 1 else 1
     xp = xp_for(input._device)
     t = target._data.astype(np.int64, copy=False)
     if input.dim() == 1:
         t = t.reshape(())
     ignored = t == ignore_index
-    safe = xp.where(ignored, 0, t)
-    bad = (safe < 0) | (safe >= input.shape[cdim])
-    if bad.any():
-        raise IndexError(f"Target {int(safe[bad].reshape(-1)[0])} is out of bounds.")
-    return safe, ignored, cdim
+    return xp.where(ignored, 0, t), ignored, cdim
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -317,31 +364,69 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
     ``input`` is ``(C,)``, ``(N, C)`` or ``(N, C, d1, ...)`` and ``target`` holds class indices of
     shape ``()``, ``(N,)`` or ``(N, d1, ...)``. Targets equal to ``ignore_index`` contribute 0;
-    ``'mean'`` divides by the summed weight of the targets that were *not* ignored.
+    ``'mean'`` divides by the summed weight of the targets that were *not* ignored. The piece
+    :func:`nll_loss_nd` does the work, after torch's checks.
     """
     reduction = _reduction(size_average, reduce, reduction)
     _same_device(input, target, weight)
     _check_nll(input, target, weight)
     _not_differentiable("nll_loss_forward", "weight", weight)
+    _check_targets(input, target, ignore_index)
+    if target.dtype is not D.int64:  # uint8 indices: as int64 (uint8 would index as a mask)
+        target = target.to(D.int64)
+    nd = input.dim()
+    if nd <= 2 or nd == 4:
+        return pieces.nll_loss_nd(input, target, weight, ignore_index, reduction)
+    # torch computes 3-D and 5-D+ inputs as one (N, C, 1, L) image of L pixels, then views back
+    n, c = input.shape[0], input.shape[1]
+    flat = input.contiguous().view(n, c, 1, -1) if input.numel() else input.view(n, c, 0, 0)
+    flat_t = target.contiguous().view(n, 1, -1) if target.numel() else target.view(n, 0, 0)
+    out = pieces.nll_loss_nd(flat, flat_t, weight, ignore_index, reduction)
+    return out.view(n, *input.shape[2:]) if reduction == "none" else out
+
+
+def _nll_loss_fused(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
+                    reduction: str) -> Tensor:
+    """The fast path of :func:`nll_loss_nd`: one op on the arrays, the gradient in closed form
+    (``-w[n]`` (/ the kept weight) at each target, 0 elsewhere)."""
     safe, ignored, cdim = _class_targets(input, target, ignore_index)
     xp = xp_for(input._device)
     x = input._data
     key = _along(safe, cdim, xp)
-    picked = x[key].reshape(safe.shape)
+    picked = xp.where(ignored, 0, x[key].reshape(safe.shape))
     out, coef = _weighted_nll(input, picked, _target_weights(weight, safe, ignored, x.dtype, xp),
                               reduction)
     if needs_grad(input):
+        name, second = _NLL_NODES[input.dim() == 4]
+
         def backward(g: Tensor) -> tuple:
-            # d loss / d input[n, c] = coef[n] = -w[n] (/ total) where c = target[n], 0 elsewhere.
             if not (g._requires_grad or STATE.enabled):  # usual: g is a constant, fold it in
                 return (wrap(_scatter_along(x.shape, key, coef * g._data, xp), input._device),)
             d_input = wrap(_scatter_along(x.shape, key, coef, xp), input._device)
             d = d_input * (g.unsqueeze(cdim) if reduction == "none" else g)
             # create_graph: like torch's, the gradient depends (with derivative 0) on the input
-            return (depends_on(d, input, "NllLossBackwardBackward0"),)
+            return (depends_on(d, input, second),)
 
-        record("NllLossBackward0", out, (input,), backward)
+        record(name, out, (input,), backward)
     return out
+
+
+#: torch's nodes (and their backward's) for nll_loss: images (N, C, H, W) have a kernel of their own
+_NLL_NODES = {False: ("NllLossBackward0", "NllLossBackwardBackward0"),
+              True: ("NllLoss2DBackward0", "NllLoss2DBackwardBackward0")}
+
+
+def _nll_node(fn: Callable) -> Callable:
+    """The ``wrap`` of :func:`nll_loss_nd`: another version of it runs as one node named as
+    torch names it (see ``_NLL_NODES``)."""
+    ops = {image: as_op(names[0])(fn) for image, names in _NLL_NODES.items()}
+
+    def op(input: Tensor, *args: Any) -> Tensor:
+        return ops[input.dim() == 4](input, *args)
+
+    op.__wrapped__ = fn  # type: ignore[attr-defined]
+    op.__name__ = getattr(fn, "__name__", "nll_loss_nd")
+    return op
 
 
 def _target_weights(weight: Tensor | None, safe: Any, ignored: Any, dtype: Any, xp: Any) -> Any:
@@ -402,28 +487,34 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
         return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
-    if label_smoothing > 0.0:
-        _check_smoothing(label_smoothing)
-        return _cross_entropy_smoothed(input, target, weight, reduction, ignore_index,
-                                       label_smoothing)
-    return _cross_entropy_indices(input, target, weight, ignore_index, reduction)
-
-
-def _cross_entropy_indices(input: Tensor, target: Tensor, weight: Tensor | None,
-                           ignore_index: int, reduction: str) -> Tensor:
-    """``nll_loss(log_softmax(input))`` as one op: the same numbers with half the passes.
-
-    Only the target's log-probability is needed: ``z_y - m - log Σ exp(z - m)`` (m = the max).
-    The gradient is ``(softmax - one_hot) · w``; the forward keeps ``exp(z - m)`` and its sums
-    for it. Under ``create_graph=True`` the backward is built from differentiable ops instead.
-    """
-    cdim = 0 if input.dim() == 1 else 1
+    _check_smoothing(label_smoothing)
     if not input.dtype.is_floating_point:  # torch's log_softmax refuses first
-        last = "lastdim_" if cdim == input.dim() - 1 else ""
+        last = "lastdim_" if input.dim() in (1, 2) else ""  # the class dim is the last one
         raise NotImplementedError(f"\"log_softmax_{last}kernel_impl\" not implemented for "
                                   f"'{_pw._cap(input.dtype)}'")
     _check_nll(input, target, weight)
     _not_differentiable("nll_loss_forward", "weight", weight)
+    _check_targets(input, target, ignore_index)
+    if target.dtype is not D.int64:
+        target = target.to(D.int64)
+    # torch smooths only for label_smoothing > 0 (a negative one is ignored, not refused)
+    return pieces.cross_entropy_loss(input, target, weight, ignore_index, reduction,
+                                     max(float(label_smoothing), 0.0))
+
+
+def _cross_entropy_fused(input: Tensor, target: Tensor, weight: Tensor | None,
+                         ignore_index: int, reduction: str, label_smoothing: float) -> Tensor:
+    """The fast path of :func:`cross_entropy_loss`: for (N, C) or (C,) logits without label
+    smoothing, ``nll_loss(log_softmax(input))`` as one op — the same numbers, half the passes.
+
+    Only the target's log-probability is needed: ``z_y - m - log Σ exp(z - m)`` (m = the max).
+    The gradient is ``(softmax - one_hot) · w``; the forward keeps ``exp(z - m)`` and its sums
+    for it. Under ``create_graph=True`` the backward is built from differentiable ops instead.
+    The one node is ``NllLossBackward0``; torch's graph has a ``LogSoftmaxBackward0`` under it,
+    which the reference (used for everything else) builds too.
+    """
+    if label_smoothing > 0.0 or input.dim() > 2:
+        return cross_entropy_loss(input, target, weight, ignore_index, reduction, label_smoothing)
     safe, ignored, cdim = _class_targets(input, target, ignore_index)
     xp = xp_for(input._device)
     x = input._data
@@ -432,7 +523,7 @@ def _cross_entropy_indices(input: Tensor, target: Tensor, weight: Tensor | None,
         shifted = x - x.max(axis=cdim, keepdims=True)
         e = np.exp(shifted)
         s = e.sum(axis=cdim, keepdims=True)
-        picked = (shifted[key] - np.log(s)).reshape(safe.shape)
+        picked = xp.where(ignored, 0, (shifted[key] - np.log(s)).reshape(safe.shape))
     out, coef = _weighted_nll(input, picked, _target_weights(weight, safe, ignored, x.dtype, xp),
                               reduction)
     if needs_grad(input):
@@ -487,28 +578,6 @@ def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None, r
     if input.numel() == 0:
         return -prod.sum() * math.nan
     return -prod.sum() / (input.numel() // n_classes)
-
-
-def _cross_entropy_smoothed(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
-                            ignore_index: int, eps: float) -> Tensor:
-    """Class-index targets with label smoothing: ``(1-ε)·nll + ε/C · Σ_c -w_c log q_c``."""
-    cdim = 0 if input.dim() == 1 else 1
-    logp = log_softmax(input, cdim)
-    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
-    n_classes = input.shape[cdim]
-    safe, ignored, _ = _class_targets(input, target, ignore_index)
-    if weight is not None:
-        smooth = -(logp * _class_view(weight, input.dim(), cdim)).sum(cdim)
-    else:
-        smooth = -logp.sum(cdim)
-    smooth = smooth.masked_fill(wrap(ignored, input._device), 0.0)
-    if reduction == "sum":
-        smooth = smooth.sum()
-    elif reduction == "mean":
-        kept = ~ignored
-        denom = kept.sum() if weight is None else weight._data[safe[kept]].sum()
-        smooth = smooth.sum() / float(denom)
-    return (1 - eps) * nll + smooth * (eps / n_classes)
 
 
 # ============================================================================= binary cross-entropy
@@ -592,6 +661,13 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     _fits(tuple(input.shape), weight)
     _not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
     _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
+    return pieces.bce_with_logits(input, target, weight, pos_weight, reduction)
+
+
+def _bce_with_logits_fused(input: Tensor, target: Tensor, weight: Tensor | None,
+                           pos_weight: Tensor | None, reduction: str) -> Tensor:
+    """The fast path of :func:`bce_with_logits`: the forward without recording, one node whose
+    backward is torch's closed form (``σ(x) - y`` for the logits)."""
     with no_grad():
         log_sig = _log_sigmoid(input)
         if pos_weight is not None:
@@ -626,3 +702,97 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         record("BinaryCrossEntropyWithLogitsBackward0", out, (input, target), backward,
                saved=tuple(t for t in (input, target, weight, pos_weight) if t is not None))
     return out
+
+
+# ============================================================================= the pieces (ch. 05)
+@piece("05.1")
+def huber(d, delta):
+    """The Huber function of the errors ``d``: ``0.5 d²`` while ``|d| < delta``, and beyond
+    that the two straight lines that carry the parabola on with no jump in value or slope."""
+    z = d.abs()
+    return torch.where(z < delta, 0.5 * d * d, delta * (z - 0.5 * delta))
+
+
+@piece("05.2", fast=_nll_loss_fused, wrap=_nll_node)
+def nll_loss_nd(input, target, weight, ignore_index, reduction):
+    """The negative log-likelihood of the class indices ``target`` under the log-probabilities
+    ``input`` (classes along dim 1; dim 0 for one sample): each sample's loss is minus the
+    log-probability of its target class, times that class's ``weight`` when one is given. A
+    sample whose target is ``ignore_index`` counts for nothing; ``'mean'`` is the weighted mean
+    over the samples kept, ``'sum'`` the sum, ``'none'`` leaves one loss per sample."""
+    cdim = 0 if input.dim() == 1 else 1
+    kept = target != ignore_index
+    safe = target.masked_fill(~kept, 0)          # an ignored sample reads class 0, then drops it
+    picked = input.gather(cdim, safe.unsqueeze(cdim)).squeeze(cdim).masked_fill(~kept, 0)
+    w = kept.to(input.dtype) if weight is None else weight[safe].masked_fill(~kept, 0)
+    loss = -picked * w
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w.sum()                  # the kept weight, not the number of samples
+
+
+@piece("05.4", fast=_cross_entropy_fused)
+def cross_entropy_loss(input, target, weight, ignore_index, reduction, label_smoothing):
+    """Cross-entropy of the logits ``input`` (classes along dim 1; dim 0 for one sample) and
+    the class indices ``target``: ``nll_loss`` of ``log_softmax(input)``. With
+    ``label_smoothing`` ε > 0 the target becomes the mixture ``(1 - ε)·one_hot + ε·uniform``;
+    ``weight``, ``ignore_index`` and the ``'mean'`` divisor treat the uniform part exactly as
+    ``nll_loss`` treats the one-hot part."""
+    cdim = 0 if input.dim() == 1 else 1
+    log_p = log_softmax(input, cdim)
+    loss = nll_loss(log_p, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0:
+        return loss
+    n_classes = input.shape[cdim]
+    if weight is not None:                       # one weight per class, along the class dim
+        shape = [1] * input.dim()
+        shape[cdim] = n_classes
+        log_p = log_p * weight.view(shape)
+    ignored = target == ignore_index
+    uniform = (-log_p.sum(cdim)).masked_fill(ignored, 0)    # -Σ_c w_c log p_c, per sample
+    if reduction == "sum":
+        uniform = uniform.sum()
+    elif reduction == "mean":                    # nll_loss's divisor: the kept targets' weight
+        kept = target[~ignored]
+        uniform = uniform.sum() / (kept.numel() if weight is None else weight[kept].sum())
+    return (1 - label_smoothing) * loss + uniform * (label_smoothing / n_classes)
+
+
+@piece("05.5", fast=_bce_with_logits_fused, wrap=as_op("BinaryCrossEntropyWithLogitsBackward0"))
+def bce_with_logits(input, target, weight, pos_weight, reduction):
+    """Binary cross-entropy ``-[y·log σ(x) + (1 - y)·log(1 - σ(x))]`` of the logits
+    ``x = input`` and the targets ``y``, finite for every ``x`` (±1e4 too) and with the right
+    gradient everywhere (``x = 0`` included). ``pos_weight`` multiplies the ``y·log σ(x)``
+    term, ``weight`` the whole loss (both optional, broadcast); reduced by ``reduction``."""
+    # log σ(x) = min(x, 0) - log(1 + e^-|x|): no exponent is ever positive. min(x, 0) written
+    # (x - |x|) / 2 has derivative 1/2 at 0, so that the kinks of the two terms cancel there.
+    log_sig = (input - input.abs()) / 2 - (-input.abs()).exp().log1p()
+    pos = log_sig if pos_weight is None else pos_weight * log_sig
+    loss = -(target * pos + (1 - target) * (log_sig - input))   # log(1 - σ(x)) = log σ(x) - x
+    if weight is not None:
+        loss = loss * weight
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()
+
+
+@piece("05.6")
+def kl_div_loss(input, target, reduction, log_target):
+    """The KL divergence of the log-probabilities ``input`` from the distribution ``target``
+    (probabilities, or log-probabilities when ``log_target``), term by term:
+    ``t·(log t - input)``, a term with ``t = 0`` being 0. Reduced by ``reduction``: ``'none'``,
+    ``'sum'``, ``'mean'`` (over every element) or ``'batchmean'`` (the sum over the batch
+    size, ``input.size(0)``)."""
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = target.xlogy(target) - target * input     # xlogy: 0·log 0 counts as 0
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "batchmean" and input.dim() > 0:
+        return loss.sum() / input.size(0)
+    return loss.sum()
