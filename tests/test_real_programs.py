@@ -71,6 +71,13 @@ def tensor_basics(torch):
     out["squeeze"] = list(z.unsqueeze(0).shape) + list(z.unsqueeze(0).squeeze().shape)
     out["int_div"] = (torch.tensor([7, -7]) // 2).numpy()
     out["dtype_promote"] = str((torch.tensor([1, 2]) * 0.5).dtype).split(".")[-1]
+    ones = torch.ones(4)                           # the NumPy bridge shares memory both ways
+    arr = ones.numpy()
+    ones.add_(1)
+    shared = torch.from_numpy(arr)
+    np.multiply(arr, 3, out=arr)
+    out["bridge"] = [arr.tolist(), ones.tolist(), shared.tolist()]
+    out["rand_like_shape"] = list(torch.rand_like(x).shape) + [bool((torch.rand(100) < 1).all())]
     return out
 
 
@@ -109,6 +116,16 @@ def autograd_basics(torch):
     (g2,) = torch.autograd.grad(g, a)
     out["grad"], out["grad2"] = g.item(), g2.item()
     out["detached"] = [c.detach().requires_grad, c.requires_grad]
+    # a vector-Jacobian product: backward of a non-scalar output with a gradient argument
+    v = torch.tensor([0.1, 1.0, 0.0001])
+    x2 = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y2 = x2 * 2
+    while y2.norm() < 100:
+        y2 = y2 * 2
+    y2.backward(v)
+    out["vjp"] = x2.grad.numpy()
+    with torch.no_grad():
+        out["no_grad"] = (x2 * 2).requires_grad
     return out
 
 
