@@ -511,3 +511,59 @@ def test_mnist_style_script(digits):
     # with dropout on, the masks differ between the libraries, but the script still runs and learns
     noisy = mnist_style_script(mytorch, images, labels, dropout=0.25)
     assert noisy["test_loss"][-1] < np.log(10)
+
+
+# ---------------------------------------------------------------- a small Transformer language model
+def transformer_lm(torch):
+    nn, F = torch.nn, torch.nn.functional
+    vocab = sorted(set(TEXT))
+    ids = torch.tensor([vocab.index(w) for w in TEXT])
+    seq_len, d_model = 6, 16
+
+    class PositionalEncoding(nn.Module):
+        def __init__(self, d_model, max_len=64):
+            super().__init__()
+            position = torch.arange(max_len).unsqueeze(1)
+            div_term = torch.exp(torch.arange(0, d_model, 2) * (-np.log(10000.0) / d_model))
+            pe = torch.zeros(max_len, 1, d_model)
+            pe[:, 0, 0::2] = torch.sin(position * div_term)
+            pe[:, 0, 1::2] = torch.cos(position * div_term)
+            self.register_buffer("pe", pe)
+
+        def forward(self, x):
+            return x + self.pe[:x.size(0)]
+
+    class TransformerModel(nn.Module):
+        def __init__(self, ntoken):
+            super().__init__()
+            self.embedding = nn.Embedding(ntoken, d_model)
+            self.pos = PositionalEncoding(d_model)
+            layer = nn.TransformerEncoderLayer(d_model, nhead=2, dim_feedforward=32, dropout=0.0)
+            self.encoder = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+            self.linear = nn.Linear(d_model, ntoken)
+
+        def forward(self, src, src_mask):
+            x = self.pos(self.embedding(src) * np.sqrt(d_model))
+            return self.linear(self.encoder(x, src_mask))
+
+    model = TransformerModel(len(vocab))
+    _set_weights(torch, model, 9)
+    mask = nn.Transformer.generate_square_subsequent_mask(seq_len)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    losses = []
+    for i in range(0, len(ids) - seq_len - 1, seq_len):
+        data = ids[i:i + seq_len].unsqueeze(1)
+        target = ids[i + 1:i + 1 + seq_len]
+        output = model(data, mask)
+        loss = F.cross_entropy(output.view(-1, len(vocab)), target)
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        optimizer.step()
+        losses.append(loss.item())
+    return {"losses": losses, "mask": mask.numpy()}
+
+
+def test_transformer_language_model():
+    mine, ref = _both(transformer_lm)
+    _close(mine, ref, rtol=1e-4, atol=1e-5)
