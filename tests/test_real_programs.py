@@ -2,7 +2,8 @@
 
 Each program below is ordinary PyTorch code written for these tests (tensor basics, autograd, a
 module trained with an optimizer, a ``DataLoader`` pipeline, a quickstart-style classifier on
-scikit-learn's digits, a word-embedding model, an LSTM sequence tagger, a small CNN script). It takes
+scikit-learn's digits, a word-embedding model, an LSTM sequence tagger, a small CNN script, an
+MNIST-style script, a Transformer language model, a bag-of-words text classifier). It takes
 the library as its ``torch`` argument and never looks at which one it got. Both runs start from the
 same weights (set from a NumPy generator, the way a program loads pretrained values) and the same
 data, so their results must agree within float tolerance.
@@ -566,4 +567,62 @@ def transformer_lm(torch):
 
 def test_transformer_language_model():
     mine, ref = _both(transformer_lm)
+    _close(mine, ref, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------- a bag-of-words text classifier
+NEWS = [(0, "the team won the match in the final minute"), (1, "shares fell as the market closed lower"),
+        (0, "the coach praised the players after the game"), (1, "the bank raised interest rates again"),
+        (0, "a late goal won the cup for the home team"), (1, "investors sold shares after weak profits")]
+
+
+def text_classifier(torch):
+    nn = torch.nn
+    vocab = {w: i for i, w in enumerate(sorted({w for _, t in NEWS for w in t.split()}))}
+
+    def collate_batch(batch):
+        label_list, text_list, offsets = [], [], [0]
+        for label, text in batch:
+            label_list.append(label)
+            ids = torch.tensor([vocab[w] for w in text.split()], dtype=torch.int64)
+            text_list.append(ids)
+            offsets.append(ids.size(0))
+        offsets = torch.tensor(offsets[:-1]).cumsum(dim=0)
+        return torch.tensor(label_list, dtype=torch.int64), torch.cat(text_list), offsets
+
+    class TextClassificationModel(nn.Module):
+        def __init__(self, vocab_size, embed_dim, num_class):
+            super().__init__()
+            self.embedding = nn.EmbeddingBag(vocab_size, embed_dim)
+            self.fc = nn.Linear(embed_dim, num_class)
+
+        def forward(self, text, offsets):
+            return self.fc(self.embedding(text, offsets))
+
+    model = TextClassificationModel(len(vocab), 8, 2)
+    _set_weights(torch, model, 10)
+    loader = torch.utils.data.DataLoader(NEWS, batch_size=3, collate_fn=collate_batch)
+    criterion = nn.CrossEntropyLoss()
+    optimizer = torch.optim.SGD(model.parameters(), lr=2.0)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1, gamma=0.5)
+    losses = []
+    for _ in range(4):
+        model.train()
+        for label, text, offsets in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(text, offsets), label)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+            optimizer.step()
+            losses.append(loss.item())
+        scheduler.step()
+    model.eval()
+    with torch.no_grad():
+        _, text, offsets = collate_batch(NEWS)
+        predicted = model(text, offsets).argmax(1)
+    return {"losses": losses, "predicted": predicted.numpy()}
+
+
+def test_text_classifier():
+    mine, ref = _both(text_classifier)
     _close(mine, ref, rtol=1e-4, atol=1e-5)
