@@ -500,3 +500,14 @@ def test_event_and_row_properties_like_torch():
         warnings.simplefilter("ignore")
         with pytest.raises(AssertionError):
             MA().add(FunctionEvent(0, "a", 0, 0, 1)).add(FunctionEvent(1, "b", 0, 0, 1))
+
+
+def test_autograd_grad_runs_no_accumulate_grad_like_torch():
+    # autograd.grad keeps a leaf's gradient: torch times the node's range and runs nothing inside
+    names = []
+    for lib in (mytorch, torch):
+        x = lib.ones(3, requires_grad=True)
+        with lib.profiler.profile() as p:
+            lib.autograd.grad((x * 2).sum(), x)
+        names.append(sorted(e.name for e in p.events() if "AccumulateGrad" in e.name))
+    assert names[0] == names[1] == ["autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"]
