@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from . import (cases_autograd, cases_data, cases_nn, cases_nn_loss, cases_nn_norm, cases_optim,
-               cases_tensor, distributed)
+               cases_tensor, cases_training, distributed)
 from .runner import format_table, run
 
 SUITES = {"tensor": cases_tensor.CASES, "nn_loss": cases_nn_loss.CASES,
@@ -13,7 +13,7 @@ SUITES = {"tensor": cases_tensor.CASES, "nn_loss": cases_nn_loss.CASES,
           "autograd": cases_autograd.CASES, "optim": cases_optim.CASES}
 # Suites that measure something other than one call (e.g. a DataLoader's epoch) print their own
 # table: report(repeat) -> (text, missed targets).
-REPORTS = {"data": cases_data.report}
+REPORTS = {"data": cases_data.report, "training": cases_training.report}
 
 
 def main(argv: list[str] | None = None) -> int:

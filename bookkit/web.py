@@ -87,6 +87,9 @@ def stage(project: Project, lang: str, src: Path) -> list[str]:
     chapters, exercises = [], []
     for chapter in project.chapters():
         stored = project.notebooks_dir / lang / f"{chapter.stem}.ipynb"
+        if not stored.is_file():
+            raise WebError(f"{stored} is missing (找不到执行过的笔记本): run `make colab` first, "
+                           "which executes the chapters into notebooks/")
         nb = nbformat.read(stored, as_version=4)
         exercise = f"{chapter.stem}_exercises"
         extra = [(LINKS[lang][2], f"exercises/{exercise}.ipynb")] \

@@ -92,6 +92,7 @@ from . import multiprocessing, optim, serialization  # noqa: F401
 from .serialization import load, save  # noqa: F401
 from .utils import benchmark as _benchmark  # noqa: F401  (its time_cuda piece registers)
 from .utils import data as _data  # noqa: F401  (torch.utils.data works at once)
+from .utils import training as _training  # noqa: F401  (mytorch only: chapter 10's pieces register)
 
 # ---------------------------------------------------------------- 9. tools: the profiler
 from . import profiler  # noqa: F401  (and torch.autograd.profiler, which it builds on)
@@ -99,7 +100,7 @@ from . import profiler  # noqa: F401  (and torch.autograd.profiler, which it bui
 globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, ... (legacy type objects)
 for _name in autograd.__all__:  # autograd names its API lazily (its graph sits below the ops)
     getattr(autograd, _name)
-del _name, _conversions, _checkpoint, _benchmark, _data, _CPU_TYPES
+del _name, _conversions, _checkpoint, _benchmark, _data, _training, _CPU_TYPES
 
 __version__ = "0.1.0"
 

@@ -529,3 +529,15 @@ def test_links_check_catches_wrong_repo_missing_files_and_missing_links(tmp_path
     (tmp_path / "exercises" / "01_x_exercises.md").write_text("")
     messages = [p.message for p in check(project)[0]]
     assert any(m == "no link to exercises/01_x_exercises.md" for m in messages)
+
+
+def test_web_edition_names_a_missing_executed_notebook(tmp_path: Path) -> None:
+    """A chapter whose executed notebook is missing stops the web build with what to run, not a traceback."""
+    from bookkit.project import Project
+    from bookkit.web import WebError, stage
+
+    shutil.copy(Path(__file__).parents[1] / "pyproject.toml", tmp_path)
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "01_x.md").write_text("# x\n", encoding="utf-8")
+    with pytest.raises(WebError, match="make colab"):
+        stage(Project(tmp_path), "en", tmp_path / "src")

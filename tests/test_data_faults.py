@@ -162,6 +162,11 @@ def test_dead_worker_raises_like_torch(mode: str, cause: str) -> None:
     assert re.match(detail, str(err.__cause__)), str(err.__cause__)
     # torch raises the same pair, or (when its SIGCHLD handler fires elsewhere) the detail alone
     theirs = _error(torch, mode)
+    if isinstance(theirs, (ConnectionResetError, ConnectionRefusedError)):
+        # torch sends a batch as a file descriptor that the main process must fetch from the
+        # worker; when the worker died first (a loaded machine), torch fails on that instead.
+        # mytorch's batches travel pickled in the message (worker.py's _Pickled): no such race.
+        return
     assert type(theirs) is RuntimeError
     assert re.match(detail, str(theirs)) or re.match(detail, str(theirs.__cause__)), str(theirs)
 

@@ -1,18 +1,27 @@
 """Tensors in shared memory, and how they travel between processes (``torch.multiprocessing.reductions``).
 
-``t.share_memory_()`` moves ``t``'s storage into a POSIX shared-memory block (``/dev/shm``). A
-forked child sees the same pages; a tensor sent to another process (a ``Queue``, ``Process``
-arguments under the ``spawn`` start method) is pickled as the *name* of its block plus its
-geometry, and the receiver maps the same block: both processes then read and write the same
-numbers — which is what Hogwild training relies on. Tensors that are not yet shared are moved to
-shared memory when sent, as torch does.
+``t.share_memory_()`` moves ``t``'s storage into a block of shared memory. A forked child sees the
+same pages; a tensor sent to another process (a ``Queue``, ``Process`` arguments under the ``spawn``
+start method) is pickled as the block's *file descriptor* plus its geometry, and the receiver maps
+the same block: both processes then read and write the same numbers — which is what Hogwild training
+relies on. Tensors that are not yet shared are moved to shared memory when sent, as torch does.
+
+Lifetime (torch's ``file_descriptor`` strategy): a block has no name once created (a Linux
+``memfd``, elsewhere a POSIX block unlinked at once), so nothing is left in ``/dev/shm`` if a process
+dies. A block lives while some process maps it or holds a descriptor of it. Pickling a tensor
+duplicates the descriptor and parks the copy with ``multiprocessing``'s resource sharer until the
+receiver collects it: the sender may drop the tensor right after ``q.put(t)`` (it must stay alive
+until the receiver has taken it, as with torch). Each process closes its mapping when the last
+array over the block is garbage collected.
 """
 from __future__ import annotations
 
+import mmap
 import os
+import uuid
 import weakref
 from multiprocessing import shared_memory
-from multiprocessing.reduction import ForkingPickler
+from multiprocessing.reduction import DupFd, ForkingPickler
 from typing import Any
 
 import numpy as np
@@ -23,24 +32,68 @@ from ..nn.parameter import Parameter
 
 __all__ = ["share_memory_", "is_shared", "init_reductions"]
 
-# name -> SharedMemory, for the blocks this process created or mapped (kept open while used)
-_blocks: dict[str, shared_memory.SharedMemory] = {}
-_owner_of: dict[int, str] = {}  # id(root array) -> block name
+
+class _Block:
+    """One block of shared memory in this process: a file descriptor and its mapping.
+
+    ``key`` names the block across processes (a receiver that gets the same block twice maps it
+    once); ``roots`` counts the live arrays of this process over it.
+    """
+
+    def __init__(self, fd: int, size: int, key: str) -> None:
+        self.fd, self.size, self.key, self.roots = fd, size, key, 0
+        self.mmap = mmap.mmap(fd, size)
+        self.buf = memoryview(self.mmap)
+
+    @classmethod
+    def create(cls, size: int) -> _Block:
+        """A new, nameless block of ``size`` bytes."""
+        fd = None
+        if hasattr(os, "memfd_create"):
+            try:
+                fd = os.memfd_create("mytorch-shared", os.MFD_CLOEXEC)
+                os.ftruncate(fd, size)
+            except OSError:   # not allowed here (a sandbox): a POSIX block instead
+                if fd is not None:
+                    os.close(fd)
+                fd = None
+        if fd is None:
+            shm = shared_memory.SharedMemory(create=True, size=size)
+            fd = os.dup(shm._fd)   # ours: it outlives the name, unlinked right away
+            shm.close()
+            shm.unlink()
+        return cls(fd, size, uuid.uuid4().hex)
+
+    def close(self) -> None:
+        try:
+            self.buf.release()
+            self.mmap.close()
+        except BufferError:   # an array still maps it: the mapping ends with the process
+            pass
+        os.close(self.fd)
 
 
-def _release(name: str, creator: int) -> None:
-    block = _blocks.pop(name, None)
+# key -> _Block, for the blocks this process created or mapped (kept open while used)
+_blocks: dict[str, _Block] = {}
+_owner_of: dict[int, str] = {}  # id(root array) -> block key
+
+
+def _adopt(root: np.ndarray, block: _Block) -> None:
+    """Record that ``root`` lives in ``block``; the block closes with the last such array."""
+    _owner_of[id(root)] = block.key
+    block.roots += 1
+    weakref.finalize(root, _forget, id(root), block.key)
+
+
+def _forget(root_id: int, key: str) -> None:
+    _owner_of.pop(root_id, None)
+    block = _blocks.get(key)
     if block is None:
         return
-    try:
+    block.roots -= 1
+    if block.roots <= 0:
+        del _blocks[key]
         block.close()
-    except BufferError:  # an array still maps it: the mapping ends with the process
-        pass
-    if os.getpid() == creator:  # a forked child must not unlink its parent's block
-        try:
-            block.unlink()
-        except FileNotFoundError:
-            pass
 
 
 def _block_of(arr: np.ndarray) -> str | None:
@@ -57,12 +110,11 @@ def share_memory_(self: Tensor) -> Tensor:
     if self._device.type != "cpu" or _block_of(self._data) is not None:
         return self
     old = storage_root(self._data)
-    block = shared_memory.SharedMemory(create=True, size=max(old.nbytes, 1))
+    block = _Block.create(max(old.nbytes, 1))
     new = np.ndarray(old.shape, old.dtype, buffer=block.buf, strides=old.strides)
     new[...] = old
-    _blocks[block.name] = block
-    _owner_of[id(new)] = block.name
-    weakref.finalize(new, _forget, id(new), block.name, os.getpid())
+    _blocks[block.key] = block
+    _adopt(new, block)
     self._data = moved(self._data, old, new)
     for t in (self._base, *(r() for r in (self._vc.views or ()))):
         if t is not None and t is not self:
@@ -70,24 +122,17 @@ def share_memory_(self: Tensor) -> Tensor:
     return self
 
 
-def _forget(root_id: int, name: str, creator: int) -> None:
-    _owner_of.pop(root_id, None)
-    _release(name, creator)
-
-
-def _attach(name: str) -> shared_memory.SharedMemory:
-    block = _blocks.get(name)
+def _rebuild(cls: type, key: str, fd: Any, size: int, root_shape: tuple, dtype: str,
+             root_strides: tuple, offset: int, shape: tuple, strides: tuple,
+             requires_grad: bool) -> Tensor:
+    own_fd = fd.detach()   # always collect it: the sender keeps its copy until we do
+    block = _blocks.get(key)
     if block is None:
-        block = _blocks[name] = shared_memory.SharedMemory(name=name)
-    return block
-
-
-def _rebuild(cls: type, name: str, root_shape: tuple, dtype: str, root_strides: tuple,
-             offset: int, shape: tuple, strides: tuple, requires_grad: bool) -> Tensor:
-    block = _attach(name)
+        block = _blocks[key] = _Block(own_fd, size, key)
+    else:
+        os.close(own_fd)
     root = np.ndarray(root_shape, dtype, buffer=block.buf, strides=root_strides)
-    _owner_of[id(root)] = name
-    weakref.finalize(root, _owner_of.pop, id(root), None)
+    _adopt(root, block)
     arr = np.ndarray(shape, dtype, buffer=root, offset=offset, strides=strides) if root.size else \
         np.ndarray(shape, dtype)
     t = Tensor._wrap(arr)
@@ -102,8 +147,9 @@ def _reduce(t: Tensor) -> Any:
     share_memory_(t)
     root = storage_root(t._data)
     offset = t._data.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-    return (_rebuild, (type(t), _owner_of[id(root)], root.shape, root.dtype.str, root.strides,
-                       offset, t._data.shape, t._data.strides, t.requires_grad))
+    block = _blocks[_owner_of[id(root)]]
+    return (_rebuild, (type(t), block.key, DupFd(block.fd), block.size, root.shape, root.dtype.str,
+                       root.strides, offset, t._data.shape, t._data.strides, t.requires_grad))
 
 
 def init_reductions() -> None:

@@ -278,7 +278,8 @@ class _BaseDataLoaderIter:
             warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as "
                           f"the device,ignore pin_memory_device='{loader.pin_memory_device}'.",
                           stacklevel=3)
-        has_accelerator = accelerator.is_available()
+        # Asked only when pinning (as torch): probing for a GPU is not free, and changes state.
+        has_accelerator = loader.pin_memory and accelerator.is_available()
         if loader.pin_memory and not has_accelerator:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then "
                           "device pinned memory won't be used.", stacklevel=3)

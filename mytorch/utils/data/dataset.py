@@ -204,7 +204,7 @@ class Subset(Dataset[T_co]):
 
 
 # ---------------------------------------------------------------------------------- random_split
-@piece("07.6")
+@piece("07.1")
 def split_lengths(n: int, fractions: list[float]) -> list[int]:
     """How many of ``n`` items each split gets when the splits are given as fractions summing to 1.
 
@@ -247,7 +247,7 @@ def random_split(dataset: Dataset[T], lengths: Sequence[int | float],
 
 
 # ---------------------------------------------------------------------------------- sharding
-@piece("07.5")
+@piece("07.6")
 def shard_range(start: int, end: int, worker_id: int, num_workers: int) -> range:
     """The part of ``range(start, end)`` that worker ``worker_id`` of ``num_workers`` reads.
 
@@ -276,11 +276,9 @@ class ShardedIterableDataset(IterableDataset):
 
     def __iter__(self) -> Iterator:
         info = get_worker_info()
-        if info is None:                 # the main process reads everything
-            indices: Iterable[int] = range(len(self.source))
-        else:
-            indices = pieces.shard_range(0, len(self.source), info.id, info.num_workers)
-        for i in indices:
+        # the main process (no worker info) is the only reader: worker 0 of 1, it reads everything
+        worker_id, num_workers = (0, 1) if info is None else (info.id, info.num_workers)
+        for i in pieces.shard_range(0, len(self.source), worker_id, num_workers):
             yield self.source[i]
 
     def __len__(self) -> int:

@@ -186,7 +186,7 @@ def _check_distribution(w: Tensor, num_samples: int, replacement: bool) -> None:
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
 
 
-@piece("07.1")
+@piece("07.4")
 def batch_indices(indices: "Iterable", batch_size: int, drop_last: bool) -> "Iterator":
     """Group a stream of indices into lists of ``batch_size`` (the grouping of ``BatchSampler``).
 

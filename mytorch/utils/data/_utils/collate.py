@@ -70,19 +70,16 @@ def default_convert(data: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------------- collate
-@piece("07.4")
+@piece("07.5")
 def collate_nested(batch: list, collate: "Callable") -> "Any":
     """Collate one level of a batch of samples that are dicts, namedtuples, lists or tuples.
 
-    All samples share one structure; the batch gets that structure once, and in each place the
-    list of what the samples hold there, collated by ``collate`` (which handles the level below):
+    All samples share one structure; the batch gets that structure once, and in each place what
+    the samples hold there, in sample order, collated by ``collate`` (the level below):
 
-    * dicts -> ``{key: collate([s[key] for s in batch])}``;
+    * dicts -> ``{key: collate([s[key] for s in batch])}``, keys in the first sample's order;
     * a namedtuple -> the same namedtuple type, one field at a time;
-    * lists/tuples -> a list: position ``i`` collates every sample's element ``i`` ("transpose").
-
-    (``zip(*batch)`` hands the fields over as tuples: that is why a batch of strings inside a
-    tuple sample comes out as a tuple of strings, exactly as in torch.)
+    * lists -> a list: position ``i`` collates every sample's element ``i`` ("transpose").
     """
     first = batch[0]
     if isinstance(first, dict):
@@ -107,19 +104,28 @@ def collate(batch: list, *, collate_fn_map: dict[type | tuple[type, ...], Callab
         for leaf_type, fn in collate_fn_map.items():
             if isinstance(elem, leaf_type):
                 return fn(batch, collate_fn_map=collate_fn_map)
-    below = functools.partial(collate, collate_fn_map=collate_fn_map)
+    # What the level below receives, whatever the piece passes: torch gives a dict's values as a
+    # list and a sequence's positions as tuples (``zip(*batch)``), so strings inside a tuple
+    # sample come out as a tuple of strings.
+    as_list = functools.partial(_collate_values, list, collate_fn_map)
+    as_tuple = functools.partial(_collate_values, tuple, collate_fn_map)
     if isinstance(elem, Mapping):
-        out = pieces.collate_nested([dict(sample) for sample in batch], below)
+        out = pieces.collate_nested([dict(sample) for sample in batch], as_list)
         return _rebuild_mapping(elem, out)
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return pieces.collate_nested(batch, below)
+        return pieces.collate_nested(batch, as_tuple)
     if isinstance(elem, Sequence):
         size = len(elem)
         if any(len(sample) != size for sample in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        out = pieces.collate_nested([list(sample) for sample in batch], below)
+        out = pieces.collate_nested([list(sample) for sample in batch], as_tuple)
         return out if isinstance(elem, tuple) else _rebuild_sequence(elem, out)
     raise TypeError(default_collate_err_msg_format.format(kind))
+
+
+def _collate_values(kind: type, collate_fn_map: dict | None, values: Any) -> Any:
+    """``collate`` of ``values`` (the samples' contents at one place) given as a ``kind``."""
+    return collate(kind(values), collate_fn_map=collate_fn_map)
 
 
 def _rebuild_mapping(like: Mapping, values: dict) -> Any:

@@ -104,11 +104,11 @@ class ExceptionWrapper:
 class _Pickled:
     """A worker's batch, pickled by the plain pickler inside whatever pickler sends it.
 
-    ``mytorch.multiprocessing`` teaches multiprocessing's pickler to send a tensor as the name of
-    a shared-memory block; a batch the worker drops right after sending would have its block
-    unlinked before the main process maps it. Pickled plainly, the numbers travel in the message
-    (measured: as fast as torch's shared-memory batches at 2 workers). The receiver gets the
-    batch itself, not this wrapper.
+    ``mytorch.multiprocessing`` teaches multiprocessing's pickler to send a tensor as a
+    shared-memory block's file descriptor, which the receiver must collect from the sender while
+    the sender is alive: a worker stopped at the end of an epoch could take undelivered batches
+    with it. Pickled plainly, the numbers travel in the message itself (measured: as fast as
+    torch's shared-memory batches at 2 workers). The receiver gets the batch, not this wrapper.
     """
 
     __slots__ = ("payload",)
