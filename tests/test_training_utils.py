@@ -75,7 +75,7 @@ def test_nonfinite_norm_error_matches_torch():
     assert str(e1.value) == str(e2.value)
 
 
-def test_norm_pieces_directly():
+def test_norm_helpers_directly():
     xs = [mytorch.tensor([3.0, -4.0]), mytorch.tensor([[12.0]])]
     assert total_norm(xs, 2.0).item() == pytest.approx(13.0)
     assert total_norm(xs, 1.0).item() == pytest.approx(19.0)
@@ -101,7 +101,7 @@ def test_is_improvement_matches_torch(mode, threshold_mode):
             assert is_improvement(a, best, mode, 0.1, threshold_mode) == ref._is_better(a, best)
 
 
-def test_reduce_lr_on_plateau_runs_on_the_piece():
+def test_reduce_lr_on_plateau_runs_on_the_rule():
     def lrs(lib):
         opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=1.0)
         sched = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="max", patience=1,
@@ -198,7 +198,7 @@ def test_swa_errors_match_torch():
             lib.optim.swa_utils.SWALR(opt, 0.1, anneal_strategy="exp")
 
 
-def test_average_piece_directly():
+def test_average_helper_directly():
     avg, cur = [mytorch.tensor([1.0, 2.0])], [mytorch.tensor([4.0, 8.0])]
     average_into_(avg, cur, 2, None)          # the mean of (x, x, 4) where x is the old mean
     np.testing.assert_allclose(avg[0].numpy(), [2.0, 4.0])

@@ -688,7 +688,6 @@ class ChainedScheduler(_Composite, LRScheduler):
         self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
 
 
-@piece("10.3")
 def is_improvement(current: float, best: float, mode: str, threshold: float,
                    threshold_mode: str) -> bool:
     """Whether ``current`` beats ``best`` by more than the threshold.
@@ -781,7 +780,7 @@ class ReduceLROnPlateau(LRScheduler):
         return self.cooldown_counter > 0
 
     def _is_better(self, a: float, best: float) -> bool:
-        return pieces.is_improvement(a, best, self.mode, self.threshold, self.threshold_mode)
+        return is_improvement(a, best, self.mode, self.threshold, self.threshold_mode)
 
     def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
         if mode not in {"min", "max"}:

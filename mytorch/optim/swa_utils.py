@@ -9,7 +9,7 @@ any single step does: it generalises better and its validation curve is smoother
 * an exponential moving average (EMA) that forgets old snapshots at the rate ``1 - decay``.
 
 ``AveragedModel(model)`` keeps a copy of the model; ``update_parameters(model)`` folds the current
-weights into it with the piece :func:`average_into_` (exercise 10.4). Batch-norm statistics are
+weights into it with :func:`average_into_`. Batch-norm statistics are
 not weights: after averaging, ``update_bn(loader, averaged)`` recomputes them with one pass.
 """
 from __future__ import annotations
@@ -21,7 +21,6 @@ from typing import Any, Callable, Iterable
 
 from .._creation import tensor
 from .._dtype import long
-from .._pieces import piece, pieces
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn.modules.batchnorm import _BatchNorm
@@ -33,7 +32,6 @@ __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn",
            "get_swa_multi_avg_fn", "get_ema_avg_fn", "get_swa_avg_fn"]
 
 
-@piece("10.4")
 def average_into_(averaged: list, current: list, num_averaged: int,
                   decay: float | None) -> None:
     """Fold the ``current`` tensors into their ``averaged`` copies, in place.
@@ -67,7 +65,7 @@ def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable[[list, list, Any], No
     @no_grad()
     def ema_update(ema_param_list: list, current_param_list: list, _: Any) -> None:
         if _floating(ema_param_list):
-            pieces.average_into_(ema_param_list, current_param_list, 0, float(decay))
+            average_into_(ema_param_list, current_param_list, 0, float(decay))
         else:  # integer buffers (a counter): average in float, store rounded down
             for p_ema, p_model in zip(ema_param_list, current_param_list):
                 p_ema.copy_(p_ema * decay + p_model * (1 - decay))
@@ -81,7 +79,7 @@ def get_swa_multi_avg_fn() -> Callable[[list, list, Any], None]:
     def swa_update(averaged_param_list: list, current_param_list: list,
                    num_averaged: Any) -> None:
         if _floating(averaged_param_list):
-            pieces.average_into_(averaged_param_list, current_param_list,
+            average_into_(averaged_param_list, current_param_list,
                                  _count(num_averaged), None)
         else:
             n = _count(num_averaged)

@@ -5,9 +5,9 @@ every gradient is scaled by the same factor ``max_norm / norm`` (the update keep
 only shorter). ``clip_grad_value_`` clamps each gradient element into ``[-v, v]`` instead (which
 can change the direction). Call either after ``backward()`` and before ``optimizer.step()``.
 
-As in torch, ``clip_grad_norm_`` is two public steps, each around a piece of chapter 10:
-``get_total_norm`` (the norm of all the gradients together: :func:`total_norm`, exercise 10.1)
-and ``clip_grads_with_norm_`` (scale them by one factor: :func:`scale_grads_`, exercise 10.2).
+As in torch, ``clip_grad_norm_`` is two public steps: ``get_total_norm`` (the norm of all the
+gradients together: :func:`total_norm`) and ``clip_grads_with_norm_`` (scale them by one factor:
+:func:`scale_grads_`).
 Splitting them lets a training loop measure the norm, log or all-reduce it, then clip.
 """
 from __future__ import annotations
@@ -21,7 +21,6 @@ import mytorch as torch
 
 from ..._creation import tensor as _tensor
 from ..._ops.shape import stack
-from ..._pieces import piece, pieces
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 
@@ -43,7 +42,6 @@ def _vector_norm(t: Tensor, p: float) -> Tensor:
     return t.abs().max() if p == math.inf else t.norm(p)
 
 
-@piece("10.1")
 def total_norm(tensors: list, norm_type: float) -> "Tensor":
     """The ``norm_type``-norm of all ``tensors`` together, as if flattened into one long vector.
 
@@ -56,7 +54,6 @@ def total_norm(tensors: list, norm_type: float) -> "Tensor":
     return per_tensor.sum() ** (1.0 / norm_type)
 
 
-@piece("10.2")
 def scale_grads_(grads: list, max_norm: float, total_norm: "Tensor") -> None:
     """Scale every gradient, in place, by ``max_norm / (total_norm + 1e-6)`` — but never up.
 
@@ -91,7 +88,7 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
         return _tensor(0.0)
     first = tensors[0].device
     if norm_type == math.inf or norm_type > 0:
-        total = pieces.total_norm([t.to(first) for t in tensors], norm_type)
+        total = total_norm([t.to(first) for t in tensors], norm_type)
     else:  # 0 (count of non-zeros) and -inf: the norm of the per-tensor norms, as torch does
         total = _vector_norm(stack([t.norm(norm_type).to(first) for t in tensors]), norm_type) \
             if norm_type != -math.inf else stack([t.abs().min().to(first) for t in tensors]).min()
@@ -108,7 +105,7 @@ def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     if not grads:
         return
-    pieces.scale_grads_(grads, float(max_norm), total_norm)
+    scale_grads_(grads, float(max_norm), total_norm)
 
 
 @no_grad()
