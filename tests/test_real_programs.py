@@ -195,6 +195,8 @@ def data_pipeline(torch):
     tensors = from_data.TensorDataset(torch.arange(10.0).reshape(5, 2), torch.tensor([0, 1, 0, 1, 1]))
     pairs = [(xb.numpy().tolist(), yb.numpy().tolist())
              for xb, yb in from_data.DataLoader(tensors, batch_size=2, drop_last=True)]
+    workers = [xb.numpy().tolist() for xb, _ in
+               from_data.DataLoader(tensors, batch_size=2, num_workers=2, persistent_workers=False)]
     split = from_data.random_split(range(10), [7, 3], generator=torch.Generator().manual_seed(0))
     model = torch.nn.Linear(1, 1)
     _set_weights(torch, model, 2)
@@ -205,7 +207,7 @@ def data_pipeline(torch):
             loss = torch.nn.functional.mse_loss(model(batch["x"]).squeeze(1), batch["y"])
             loss.backward()
             opt.step()
-    return {"n_batches": len(loader), "shapes": shapes, "pairs": pairs,
+    return {"n_batches": len(loader), "shapes": shapes, "pairs": pairs, "workers": workers,
             "split_sizes": [len(s) for s in split], "weight": model.weight.detach().numpy(),
             "loss": loss.item()}
 
@@ -213,6 +215,7 @@ def data_pipeline(torch):
 def test_data_pipeline():
     mine, ref = _both(data_pipeline)
     assert mine["shapes"] == ref["shapes"] and mine["pairs"] == ref["pairs"]
+    assert mine["workers"] == ref["workers"]  # two worker processes, batches still in order
     _close({k: mine[k] for k in ("n_batches", "split_sizes", "weight", "loss")},
            {k: ref[k] for k in ("n_batches", "split_sizes", "weight", "loss")})
 
