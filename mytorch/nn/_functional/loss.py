@@ -602,7 +602,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise RuntimeError(f"Found dtype {_pw._cap(target.dtype)} but expected "
                            f"{_pw._cap(input.dtype)}")
     x, y = input._data, target._data
-    if not ((x >= 0) & (x <= 1)).all():  # written so that a NaN fails it too, as in torch
+    if not ((x >= 0) & (x <= 1)).all():  # NaN fails too, as in torch (on a GPU: a device assert)
         raise RuntimeError("all elements of input should be between 0 and 1")
     if not ((y >= 0) & (y <= 1)).all():
         raise RuntimeError("all elements of target should be between 0 and 1")
