@@ -561,14 +561,3 @@ def test_losses_stay_on_the_simulated_cuda_device(sim):
         assert str(t.device) == "cuda:0"
         assert type(t._data).__name__ == "_SimulatedArray", "computed on the host"
 
-
-@pytest.mark.parametrize("which", ["input", "target"])
-def test_binary_cross_entropy_rejects_nan_like_torch(which):
-    # a NaN from a sigmoid that overflowed is the usual cause of the "device-side assert" on a GPU
-    args = {"input": ([float("nan"), 0.5], [1.0, 0.0]), "target": ([0.5, 0.5], [float("nan"), 0.0])}
-    a, b = args[which]
-    with pytest.raises(RuntimeError) as e1:
-        mytorch.nn.functional.binary_cross_entropy(mytorch.tensor(a), mytorch.tensor(b))
-    with pytest.raises(RuntimeError) as e2:
-        torch.nn.functional.binary_cross_entropy(torch.tensor(a), torch.tensor(b))
-    assert str(e1.value) == str(e2.value)
