@@ -560,4 +560,3 @@ def test_losses_stay_on_the_simulated_cuda_device(sim):
     for t in losses + [x.grad]:
         assert str(t.device) == "cuda:0"
         assert type(t._data).__name__ == "_SimulatedArray", "computed on the host"
-
