@@ -23,7 +23,7 @@ from bookkit.exercises import BEGIN_SOLUTION, END_SOLUTION, ExerciseError
 #: Packages whose import registers pieces (import errors for packages not written yet are fine).
 PIECE_PACKAGES = ("mytorch", "mytorch.nn", "mytorch.optim", "mytorch.utils.data",
                   "mytorch.serialization", "mytorch.vision", "mytorch.distributed", "mytorch.cuda",
-                  "mytorch.profiler")
+                  "mytorch.profiler", "mytorch.utils.data.distributed")
 _OPEN = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
 
 

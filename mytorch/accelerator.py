@@ -31,21 +31,29 @@ def device_count() -> int:
     return _cuda.device_count()
 
 
+def _need_one() -> None:
+    """torch's error for asking about the accelerator's devices when there is none."""
+    if not _cuda.is_available():
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+
+
 def current_device_index() -> int:
     """The index of the current accelerator device."""
+    _need_one()
     return _cuda.current_device()
 
 
 def set_device_index(device: Any) -> None:
     """Make ``device`` (an index, a name or a device) the current accelerator device."""
+    _need_one()
     _cuda.set_device(device)
 
 
 def synchronize(device: Any = None) -> None:
-    """Wait for every queued kernel on the accelerator (before timing GPU code); nothing to wait
-    for without one (``mytorch.cuda.synchronize`` raises there, as torch.cuda's does)."""
-    if _cuda.is_available():
-        _cuda.synchronize(device)
+    """Wait for every queued kernel on the accelerator (before timing GPU code). Like torch's, it
+    raises when there is no accelerator: code that may run on a CPU asks ``is_available()`` first."""
+    _need_one()
+    _cuda.synchronize(device)
 
 
 class device_index:

@@ -295,6 +295,14 @@ def test_time_cuda_piece_is_registered_and_timer_uses_it(monkeypatch):
     assert auto.median > 0 and len(calls) >= 2
 
 
+def test_blocked_autorange_ends_when_the_clock_does_not_move(monkeypatch):
+    """A timer whose clock never moves (a broken student piece, a mocked clock) must not loop
+    forever: the measurement is simply 0."""
+    monkeypatch.setattr(mytorch._pieces.pieces, "time_cuda", lambda fn, warmup=3, repeat=10: 0.0)
+    m = benchmark.Timer(lambda: None).blocked_autorange(min_run_time=1.0)
+    assert m.median == 0.0 and len(m.times) == 1
+
+
 def test_time_cuda_counts_calls_on_both_paths(sim):
     n = []
     t = benchmark.time_cuda(lambda: n.append(1), warmup=2, repeat=5)
@@ -310,7 +318,7 @@ def test_time_cuda_counts_calls_on_both_paths(sim):
 def test_real_gpu_cuda_api():
     import cupy
 
-    mytorch._device._probed = False
+    mytorch._device._CUDA.probed = False
     c = mytorch.cuda
     assert c.is_available() and not c.is_simulated() and c.device_count() >= 1
     assert isinstance(c.get_device_name(0), str) and c.get_device_properties(0).total_memory > 0
@@ -415,3 +423,15 @@ def test_data_parallel_without_devices_runs_the_module(no_cuda):
     dp = nn.DataParallel(m)
     assert dp.device_ids == [] and mytorch.equal(dp(x), m(x))
     assert list(dp.state_dict()) == ["module.weight", "module.bias"]  # torch's key prefix
+
+
+def test_simulated_block_puts_cuda_back(no_cuda):
+    """``with cuda.simulated():`` (mytorch only) is the simulated GPUs inside the block only; after
+    it CUDA is what it was (here: none), even when the block raised."""
+    with mytorch.cuda.simulated(count=3):
+        assert mytorch.cuda.is_simulated() and mytorch.cuda.device_count() == 3
+        assert mytorch.ones(1, device="cuda:2").device == mytorch.device("cuda:2")
+    assert not mytorch.cuda.is_available()
+    with pytest.raises(ValueError), mytorch.cuda.simulated():
+        raise ValueError
+    assert not mytorch.cuda.is_available() and mytorch.cuda.device_count() == 0

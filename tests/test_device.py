@@ -266,6 +266,37 @@ def test_zero_dim_cpu_tensor_mixes(sim, fn):
     assert out.cpu().tolist() == ref.tolist() and str(out.dtype) == str(ref.dtype)
 
 
+INDEX_MIXING = {
+    "scatter_cuda_index": lambda t: t.zeros(5).scatter_(0, t.tensor([0, 1], device="cuda"),
+                                                        t.ones(2)),
+    "gather_cpu_index": lambda t: t.ones(2, 3, device="cuda").gather(1, t.tensor([[0], [1]])),
+    "index_select_cpu_index": lambda t: t.ones(3, device="cuda").index_select(0, t.tensor([0, 2])),
+    "take_cuda_index": lambda t: t.ones(3).take(t.tensor([0], device="cuda")),
+}
+
+
+@pytest.mark.parametrize("fn", INDEX_MIXING.values(), ids=INDEX_MIXING.keys())
+def test_index_on_another_device_raises_torchs_error(sim, fn):
+    """An index tensor must live with the tensor it indexes (torch's device error, not a failure
+    deep inside the kernel); advanced indexing with a CPU index stays allowed, as in torch."""
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but "
+                       "found at least two devices, (cuda:0 and cpu|cpu and cuda:0)!"):
+        fn(mytorch)
+    x = mytorch.arange(4.0, device="cuda")
+    assert_on_device(x[mytorch.tensor([0, 3])])
+
+
+def test_vector_norm_stays_on_the_device(sim):
+    """The 2-norm of a whole tensor (a dot product) keeps its result and gradient on the device."""
+    x = mytorch.tensor([3.0, -4.0, 0.0], device="cuda", requires_grad=True)
+    for n in (mytorch.linalg.vector_norm(x), mytorch.norm(x), x.norm(), mytorch.linalg.norm(x)):
+        assert_on_device(n)
+        assert n.item() == 5.0
+    mytorch.linalg.vector_norm(x).backward()
+    assert_on_device(x.grad)
+    assert x.grad.tolist() == pytest.approx([0.6, -0.8, 0.0])
+
+
 def cpu_torch():
     """torch with ``device=`` ignored: the CPU oracle for what the values and dtype must be."""
     class CpuTorch:
@@ -352,7 +383,7 @@ def test_real_gpu_round_trip():
             pytest.skip("no CUDA device")
     except Exception:
         pytest.skip("no CUDA driver")
-    mytorch._device._probed = False  # re-probe in case an earlier test simulated CUDA
+    mytorch._device._CUDA.probed = False  # re-probe in case an earlier test simulated CUDA
     x = mytorch.arange(6.0).reshape(2, 3).cuda()
     assert isinstance(x._data, cupy.ndarray) and x.is_cuda
     y = (x * 2 + x).sum(0)

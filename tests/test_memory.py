@@ -228,7 +228,7 @@ def test_copy_broadcasts_casts_and_crosses_devices() -> None:
     x = mytorch.zeros(2, 3, dtype=mytorch.int64)
     x.copy_(mytorch.tensor([1.7, 2.2, -3.9]))
     assert x.tolist() == [[1, 2, -3]] * 2
-    saved = (_device._backend, _device._probed)
+    saved = (_device._CUDA.backend, _device._CUDA.probed)
     try:
         mytorch.cuda.simulate()
         g = mytorch.zeros(2, 3, device="cuda")
@@ -242,7 +242,7 @@ def test_copy_broadcasts_casts_and_crosses_devices() -> None:
         assert g.tolist() == [[0.0, 9.0, 9.0]] * 2
         assert v.stride() == (1, 3) and v.storage_offset() == 1
     finally:
-        _device._backend, _device._probed = saved
+        _device._CUDA.backend, _device._CUDA.probed = saved
 
 
 # ---------------------------------------------------------------------------- hypothesis: layouts

@@ -402,6 +402,9 @@ ERRORS = {
     "bcel-shape": lambda t: F(t).binary_cross_entropy_with_logits(X(t, 3, 1), P(t, 3)),
     "bce-input-range": lambda t: F(t).binary_cross_entropy(t.tensor([1.5]), t.tensor([0.5])),
     "bce-target-range": lambda t: F(t).binary_cross_entropy(t.tensor([0.5]), t.tensor([2.0])),
+    "bce-input-nan": lambda t: F(t).binary_cross_entropy(t.tensor([float("nan"), 0.5]),
+                                                         t.tensor([1.0, 0.0])),
+    "bce-target-nan": lambda t: F(t).binary_cross_entropy(t.tensor([0.5]), t.tensor([float("nan")])),
     "bce-long-target": lambda t: F(t).binary_cross_entropy(t.tensor([0.5]), t.tensor([1])),
     "bce-double-target": lambda t: F(t).binary_cross_entropy(
         t.tensor([0.5]), t.tensor([1.0], dtype=t.float64)),

@@ -757,7 +757,7 @@ def test_simulated_cuda_keeps_device() -> None:
     """Ops compute with ufuncs on the operands' device: no silent trip to the host."""
     from mytorch import _device
 
-    saved = (_device._backend, _device._probed)
+    saved = (_device._CUDA.backend, _device._CUDA.probed)
     _device.simulate_cuda(True)
     try:
         x = mytorch.tensor([0.25, -1.5, 2.0], device="cuda")
@@ -774,7 +774,7 @@ def test_simulated_cuda_keeps_device() -> None:
         with pytest.raises((RuntimeError, TypeError)):
             mytorch.ones(3) + mytorch.ones(3, device="cuda")
     finally:
-        _device._backend, _device._probed = saved
+        _device._CUDA.backend, _device._CUDA.probed = saved
 
 
 # ------------------------------------------------------------------------ property tests

@@ -175,7 +175,7 @@ def test_default_dtype_changes_the_dtype_suffix():
 def test_simulated_cuda_device_suffix():
     from mytorch import _device
 
-    saved = (_device._backend, _device._probed)
+    saved = (_device._CUDA.backend, _device._CUDA.probed)
     try:
         mytorch.cuda.simulate(True)
         t = mytorch.tensor([1.0, 2.0], device="cuda")
@@ -183,7 +183,7 @@ def test_simulated_cuda_device_suffix():
         assert repr(mytorch.tensor([1, 2], dtype=mytorch.int32, device="cuda:1")) == \
             "tensor([1, 2], device='cuda:1', dtype=torch.int32)"
     finally:
-        _device._backend, _device._probed = saved
+        _device._CUDA.backend, _device._CUDA.probed = saved
 
 
 # ------------------------------------------------------------------------ property tests

@@ -356,10 +356,10 @@ def test_inplace_sampling_writes_through_views():
 # ------------------------------------------------------------------------ devices
 @pytest.fixture
 def simulated_cuda():
-    saved = (_device._backend, _device._probed)
+    saved = (_device._CUDA.backend, _device._CUDA.probed)
     mytorch.cuda.simulate(True)
     yield
-    _device._backend, _device._probed = saved
+    _device._CUDA.backend, _device._CUDA.probed = saved
 
 
 def test_random_on_simulated_cuda(simulated_cuda):

@@ -2,8 +2,6 @@
 autograd.Variable, the default device, torch.accelerator, Tensor.get_device."""
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 import torch
@@ -173,6 +171,12 @@ def test_accelerator_without_one(no_cuda) -> None:
     assert not mytorch.accelerator.is_available() and mytorch.accelerator.device_count() == 0
     dev = mytorch.accelerator.current_accelerator() or mytorch.device("cpu")
     assert mytorch.zeros(1, device=dev).device.type == "cpu"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        mytorch.accelerator.synchronize()
+    for name, args in [("synchronize", ()), ("current_device_index", ()),
+                       ("set_device_index", (0,))]:
+        with pytest.raises(RuntimeError) as mine:
+            getattr(mytorch.accelerator, name)(*args)
+        with pytest.raises(RuntimeError) as ref:
+            getattr(torch.accelerator, name)(*args)
+        assert str(mine.value) == str(ref.value)
+    with mytorch.accelerator.device_index(None), torch.accelerator.device_index(None):
+        pass  # None: nothing to switch, no error

@@ -69,6 +69,9 @@ def _index_data(index: Any, t: Tensor, message: str, exc: type = RuntimeError,
         raise TypeError(f"index must be a Tensor, not {type(index).__name__}")
     if index._data.dtype not in dtypes:
         raise exc(message.format(dtype=_cap(index.dtype)))
+    if index._device != t._device and not (index._device.type == "cpu" and index._data.ndim == 0):
+        raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                           f"devices, {t._device} and {index._device}!")
     return array_on(index, t._device)
 
 

@@ -273,6 +273,13 @@ def _profiled_run_node(run_node: Callable) -> Callable:
         name = "torch::autograd::AccumulateGrad" if node.__class__ is AccumulateGrad \
             else node.name()
         outer = rec.enter(f"autograd::engine::evaluate_function: {name}")
+        if node.__class__ is AccumulateGrad and engine._TASKS and engine._TASKS[-1]:
+            # autograd.grad keeps a leaf's gradient instead of accumulating it: torch times the
+            # node's range, but no AccumulateGrad runs inside it
+            try:
+                return run_node(node, outs)
+            finally:
+                rec.exit(outer)
         inner = rec.enter(name, tuple(outs))
         result = None
         try:

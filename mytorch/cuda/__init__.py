@@ -17,6 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import contextlib as _contextlib
+from collections.abc import Iterator as _Iterator
+
+from .._device import cuda_state as _cuda_state
+from .._device import restore_cuda_state as _restore_cuda_state
 from .._device import simulate_cuda as _simulate_cuda
 from . import memory, random, streams
 from ._lazy import backend as _backend
@@ -31,7 +36,7 @@ from .streams import (Event, Stream, StreamContext, current_stream, default_stre
                       stream)
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "synchronize",
-           "simulate", "is_simulated", "is_initialized", "init", "device", "device_of",
+           "simulate", "simulated", "is_simulated", "is_initialized", "init", "device", "device_of",
            "get_device_name", "get_device_properties", "get_device_capability",
            "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state",
            "get_rng_state_all", "set_rng_state", "set_rng_state_all", "default_generators",
@@ -56,6 +61,18 @@ def is_simulated() -> bool:
 def simulate(enabled: bool = True, count: int = 2) -> None:
     """Pretend there are ``count`` GPUs (arrays stay in host memory but follow device rules)."""
     _simulate_cuda(enabled, count)
+
+
+@_contextlib.contextmanager
+def simulated(count: int = 2) -> _Iterator[None]:
+    """``with mytorch.cuda.simulated():`` — the simulated GPUs inside the block only; afterwards
+    CUDA is what it was before (a real GPU stays usable). mytorch only, like ``simulate``."""
+    saved = _cuda_state()
+    _simulate_cuda(True, count)
+    try:
+        yield
+    finally:
+        _restore_cuda_state(saved)
 
 
 def is_initialized() -> bool:

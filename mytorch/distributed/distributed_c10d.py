@@ -510,11 +510,12 @@ def _fast_ring_all_reduce(flat, rank, world_size):
 def ring_all_reduce(flat: "Tensor", rank: int, world_size: int) -> "Tensor":
     """Sum the 1-D tensor ``flat`` over all ranks, in place, with messages around a ring.
 
-    Cut ``flat`` into ``world_size`` chunks. Each rank sends to its right neighbour and receives
-    from its left one. Reduce-scatter: in step s, rank r passes chunk (r - s) on and adds the
-    chunk (r - s - 1) it receives; after N - 1 steps rank r holds the full sum of chunk r + 1.
-    All-gather: N - 1 more steps pass the finished chunks around. Each rank sends 2(N-1)/N of the
-    data in all, whatever N is: the bandwidth-optimal all-reduce.
+    Cut ``flat`` into ``world_size`` chunks; each rank only ever sends to its right neighbour and
+    receives from its left one, one chunk per step. Reduce-scatter (N - 1 steps): the chunk that
+    arrives is added into this rank's copy of it, and that partial sum travels on in the next
+    step, so that at the end every rank holds one chunk summed over all ranks. All-gather
+    (N - 1 steps): the finished chunks travel round the ring, overwriting. Each rank sends
+    2(N-1)/N of the data, whatever N is: the bandwidth-optimal all-reduce.
     """
     chunks = list(flat.tensor_split(world_size))
     right, left = (rank + 1) % world_size, (rank - 1) % world_size
@@ -545,9 +546,9 @@ def _fast_tree_broadcast(tensor, src, rank, world_size):
 def tree_broadcast(tensor: "Tensor", src: int, rank: int, world_size: int) -> "Tensor":
     """Copy ``tensor`` from rank ``src`` to every rank in ceil(log2 N) rounds of send/recv.
 
-    Number the ranks from the source (``me = 0`` is the source). In the round with step ``k``
-    (1, 2, 4, ...), every rank that already has the data (``me < k``) sends it to ``me + k``:
-    the number of ranks holding the data doubles each round, a binomial tree.
+    In each round, every rank that already holds the data sends it to one rank that does not,
+    so the number of holders doubles each round (a binomial tree): N - 1 messages in all, and
+    no rank sends more than ceil(log2 N). Numbering the ranks from the source helps.
     """
     me = (rank - src) % world_size
     step = 1

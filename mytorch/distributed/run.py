@@ -128,8 +128,18 @@ def _report(run_dir: str, code: int) -> int:
     return 1
 
 
+def _whole_lines() -> None:
+    """Write every printed line in one piece, so that lines of different ranks never mix. (With
+    ``PYTHONUNBUFFERED`` set, ``print`` writes the text and its newline separately, and two ranks
+    printing at once could give ``rank 0: …rank 1: …``.)"""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(line_buffering=True, write_through=False)
+
+
 def _worker(argv: list[str]) -> None:
     """One rank: join MPI first, then run the script as __main__, reporting any failure."""
+    _whole_lines()
     module = argv and argv[0] == "--module"
     argv = argv[1:] if module else argv
     if argv and argv[0] == "--no-python":

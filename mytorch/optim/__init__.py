@@ -11,7 +11,7 @@ the part chapter 06 asks you to write.
 """
 from __future__ import annotations
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
@@ -23,7 +23,7 @@ from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Optimizer", "RMSprop",
-           "SGD", "lr_scheduler"]
+           "SGD", "lr_scheduler", "swa_utils"]
 
 
 def __dir__() -> list[str]:

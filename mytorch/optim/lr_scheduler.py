@@ -27,7 +27,7 @@ from .optimizer import Optimizer, _to_scalar
 __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
            "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler",
            "ReduceLROnPlateau", "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR",
-           "LRScheduler", "cosine_annealing"]
+           "LRScheduler", "cosine_annealing", "is_improvement"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
@@ -688,6 +688,21 @@ class ChainedScheduler(_Composite, LRScheduler):
         self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
 
 
+def is_improvement(current: float, best: float, mode: str, threshold: float,
+                   threshold_mode: str) -> bool:
+    """Whether ``current`` beats ``best`` by more than the threshold.
+
+    ``mode="min"``: lower is better; ``"max"``: higher is better. ``threshold_mode="rel"``: it
+    must beat ``best`` by the fraction ``threshold`` of ``best``; ``"abs"``: by ``threshold``
+    itself. A noisy metric that wobbles by less than that does not count as progress.
+    """
+    if mode == "min":
+        bar = best * (1.0 - threshold) if threshold_mode == "rel" else best - threshold
+        return current < bar
+    bar = best * (1.0 + threshold) if threshold_mode == "rel" else best + threshold
+    return current > bar
+
+
 class ReduceLROnPlateau(LRScheduler):
     """Multiply the rate by ``factor`` when ``step(metric)`` has not improved for ``patience``
     calls (by more than ``threshold``), then wait ``cooldown`` calls before watching again."""
@@ -765,13 +780,7 @@ class ReduceLROnPlateau(LRScheduler):
         return self.cooldown_counter > 0
 
     def _is_better(self, a: float, best: float) -> bool:
-        if self.mode == "min" and self.threshold_mode == "rel":
-            return a < best * (1.0 - self.threshold)
-        if self.mode == "min" and self.threshold_mode == "abs":
-            return a < best - self.threshold
-        if self.mode == "max" and self.threshold_mode == "rel":
-            return a > best * (self.threshold + 1.0)
-        return a > best + self.threshold
+        return is_improvement(a, best, self.mode, self.threshold, self.threshold_mode)
 
     def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
         if mode not in {"min", "max"}:

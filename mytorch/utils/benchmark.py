@@ -101,7 +101,7 @@ class Timer:
                 break
             number *= 10
         times, total = [t], t * number
-        while total < min_run_time:
+        while 0 < total < min_run_time:  # (a clock that never moves would loop forever)
             t = pieces.time_cuda(self._fn, warmup=0, repeat=number)
             times.append(t)
             total += t * number

@@ -602,9 +602,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise RuntimeError(f"Found dtype {_pw._cap(target.dtype)} but expected "
                            f"{_pw._cap(input.dtype)}")
     x, y = input._data, target._data
-    if ((x < 0) | (x > 1)).any():
+    if not ((x >= 0) & (x <= 1)).all():  # NaN fails too, as in torch (on a GPU: a device assert)
         raise RuntimeError("all elements of input should be between 0 and 1")
-    if ((y < 0) | (y > 1)).any():
+    if not ((y >= 0) & (y <= 1)).all():
         raise RuntimeError("all elements of target should be between 0 and 1")
     _not_differentiable("binary_cross_entropy", "weight", weight)
     with _pw._quiet():

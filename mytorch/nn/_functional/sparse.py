@@ -19,7 +19,7 @@ from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import no_grad
 from ...autograd.graph import needs_grad, record
 
-__all__ = ["embedding", "one_hot"]
+__all__ = ["embedding", "embedding_bag", "one_hot"]
 
 _INDEX_KINDS = (np.dtype(np.int64), np.dtype(np.int32))
 
@@ -80,6 +80,79 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         # like torch, the indices are saved (backward reads them), not the weight
         record("EmbeddingBackward0", res, (weight,), backward, saved=(input,))
     return res
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
+                  max_norm: float | None = None, norm_type: float = 2, scale_grad_by_freq: bool = False,
+                  mode: str = "mean", sparse: bool = False, per_sample_weights: Tensor | None = None,
+                  include_last_offset: bool = False, padding_idx: int | None = None) -> Tensor:
+    """Sums, means or maxima of bags of embeddings, without building the ``(bags, len, dim)``
+    tensor of ``embedding`` first: one row per bag.
+
+    A 2-D ``input`` is a batch of equal-length bags; a 1-D ``input`` is all bags one after the
+    other, ``offsets`` saying where each starts. Entries equal to ``padding_idx`` are left out of
+    their bag (a bag with nothing left gives zeros). ``per_sample_weights`` scales each entry
+    (``mode="sum"`` only).
+    """
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a "
+                             "mini-batch of fixed length sequences. However, found offsets of type "
+                             f"{type(offsets)}")
+        bags, length = input.shape
+        offsets = input.new_tensor(list(range(0, bags * length, length)) if bags else [])
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
+                                      "per_sample_weights is only supported for mode='sum' "
+                                      f"(got mode='{mode}'). Please open a feature request on GitHub.")
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ValueError(f"embedding_bag: If per_sample_weights ({tuple(per_sample_weights.shape)}) "
+                             f"is not None, then it must have the same shape as the input "
+                             f"({tuple(input.shape)})")
+    xp = xp_for(weight._device)
+    starts = xp.asarray(offsets._data).astype(np.int64)
+    if include_last_offset:
+        starts = starts[:-1]
+    n_bags, n = int(starts.shape[0]), int(input.shape[0])
+    pad = _padding_index(padding_idx, weight.shape[0])
+    rows = embedding(input, weight, None, max_norm, norm_type, scale_grad_by_freq)   # (n, dim)
+    bag = xp.searchsorted(starts, xp.arange(n), side="right") - 1      # which bag each entry is in
+    keep = xp.ones(n, dtype=bool) if pad is None else (xp.asarray(input._data) != pad)
+    kept = wrap(keep.astype(weight._data.dtype)[:, None], weight._device)
+    bag_t = wrap(bag.astype(np.int64), weight._device)
+    out = weight.new_zeros((n_bags, weight.shape[1]))
+    if mode == "max":
+        spread = wrap(xp.broadcast_to(bag[:, None], (n, weight.shape[1])).astype(np.int64),
+                      weight._device)
+        masked = rows.masked_fill(~wrap(keep[:, None], weight._device), float("-inf"))
+        # start from -inf, not zeros: a zero start would tie with a row of zeros and take half
+        # its gradient (scatter_reduce's rule for ties), where the bag's maximum takes it all
+        start = weight.new_full((n_bags, weight.shape[1]), float("-inf"))
+        out = start.scatter_reduce(0, spread, masked, reduce="amax", include_self=False)
+        counts = xp.bincount(bag[keep], minlength=n_bags) if n else xp.zeros(n_bags, np.int64)
+        empty_bag = wrap((counts == 0)[:, None], weight._device)
+        return out.masked_fill(empty_bag, 0.0)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1)
+    out = out.index_add(0, bag_t, rows * kept)
+    if mode == "mean":
+        counts = xp.bincount(bag[keep], minlength=n_bags) if n else xp.zeros(n_bags, np.int64)
+        scale = 1.0 / xp.maximum(counts, 1).astype(weight._data.dtype)
+        out = out * wrap(scale[:, None], weight._device)
+    return out
 
 
 def _one_hot_fast(labels: Tensor, num_classes: int) -> Tensor:

@@ -28,13 +28,13 @@ from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: E402
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
 from .normalization import GroupNorm, LayerNorm  # noqa: E402
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: E402
-from .sparse import Embedding  # noqa: E402
+from .sparse import Embedding, EmbeddingBag  # noqa: E402
 
 __all__ += ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "PReLU", "ReLU6",
             "SiLU", "Softmax", "Softmin", "Softplus", "MultiheadAttention", "BatchNorm1d", "BatchNorm2d",
             "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d",
             "InstanceNorm2d", "InstanceNorm3d", "GroupNorm", "LayerNorm", "GRU", "LSTM", "RNN",
-            "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase", "Embedding"]
+            "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase", "Embedding", "EmbeddingBag"]
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss,  # noqa: E402
                    L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
 

@@ -104,8 +104,10 @@ class DistributedDataParallel(Module):
         self._buckets = self._make_buckets(list(reversed(params)))
         self._bucket_of = {id(p): b for b in self._buckets for p in b.params}
         self._next = 0                # the next bucket to launch (every rank launches in order)
-        self._syncing = False         # whether this backward averages (decided in forward)
-        self._expect_finish = False   # a backward that syncs has started and not finished
+        self._expect_finish = False   # a forward that syncs ran; its backward has not finished
+        self._started = False         # ... and that backward has begun (a gradient arrived)
+        # torch's flag: buffers are broadcast before a forward when the previous forward synced
+        self.require_forward_param_sync = True
         self.timeline: list[dict] | None = None  # set to [] to record launches (chapter 12)
         for p in params:
             p.register_post_accumulate_grad_hook(self._grad_ready)
@@ -139,7 +141,9 @@ class DistributedDataParallel(Module):
 
     # ------------------------------------------------------------------ forward
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
-        if self._expect_finish:
+        # A backward that began and did not finish means some parameter's gradient never came.
+        # (Two forwards and then one backward are fine: the second forward starts afresh.)
+        if self._expect_finish and self._started:
             raise RuntimeError(
                 "Expected to have finished reduction in the prior iteration before starting a new "
                 "one. This error indicates that your module has parameters that were not used in "
@@ -151,19 +155,19 @@ class DistributedDataParallel(Module):
             dev = torch.device("cuda", self.device_ids[0]) if isinstance(self.device_ids[0], int) \
                 else torch.device(self.device_ids[0])
             inputs = tuple(x.to(dev) if isinstance(x, torch.Tensor) else x for x in inputs)
-        if self.broadcast_buffers and torch.is_grad_enabled():
+        if self.broadcast_buffers and self.require_forward_param_sync:
             buffers = list(self.module.buffers())
             if buffers:
                 self._broadcast(buffers)
         out = self.module(*inputs, **kwargs)
-        self._syncing = torch.is_grad_enabled() and self.require_backward_grad_sync
-        if self._syncing:
+        self.require_forward_param_sync = torch.is_grad_enabled() and self.require_backward_grad_sync
+        if self.require_forward_param_sync:
             self._prepare_backward(out)
         return out
 
     def _prepare_backward(self, out: Any) -> None:
         self._next = 0
-        self._expect_finish = True
+        self._expect_finish, self._started = True, False
         self._used = {id(p) for p in self._params}
         for b in self._buckets:
             b.ready.clear()
@@ -176,7 +180,8 @@ class DistributedDataParallel(Module):
 
     # ------------------------------------------------------------------ backward hooks
     def _grad_ready(self, p: Any) -> None:
-        if self._syncing and self._expect_finish:
+        if self._expect_finish:
+            self._started = True
             self._mark_ready(p)
 
     def _mark_ready(self, p: Any) -> None:
