@@ -67,16 +67,31 @@ def _children() -> list:
     return kids
 
 
+_BEFORE: set[int] = set()   # children already alive when the running test began
+
+
+def _new_children() -> list:
+    """The children this test started that are still alive."""
+    return [p for p in _children() if p.pid not in _BEFORE]
+
+
+def _new_workers() -> list:
+    return [p for p in multiprocessing.active_children() if p.pid not in _BEFORE]
+
+
 @pytest.fixture(autouse=True)
 def no_orphans():
-    """Every test here must leave no worker process behind."""
-    assert not _children()
+    """Every test here must leave no worker process behind. Children that other tests in this
+    pytest worker left running (a kernel, a launcher) are not this test's: only new ones count."""
+    _BEFORE.clear()
+    _BEFORE.update(p.pid for p in _children())
+    new = _new_children
     yield
     gc.collect()     # an exception kept by a test holds its loader through a reference cycle
     deadline = time.monotonic() + 3
-    while _children() and time.monotonic() < deadline:
+    while new() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _children(), "worker processes outlived their loader"
+    assert not new(), "worker processes outlived their loader"
 
 
 def _error(lib: Any, mode: str, **kw: Any) -> BaseException:
@@ -184,26 +199,26 @@ def test_timeout_fires_like_torch() -> None:
 def test_break_leaves_no_workers() -> None:
     loader = mdata.DataLoader(Faulty("none"), batch_size=1, num_workers=2)
     for _ in loader:
-        assert len(multiprocessing.active_children()) == 2
+        assert len(_new_workers()) == 2
         break
-    assert not _children()
+    assert not _new_children()
 
 
 def test_deleting_the_iterator_or_loader_stops_workers() -> None:
     it = iter(mdata.DataLoader(Faulty("none"), batch_size=1, num_workers=2))
     next(it)
     del it
-    assert not _children()
+    assert not _new_children()
     loader = mdata.DataLoader(Faulty("none"), batch_size=1, num_workers=2, persistent_workers=True)
     list(loader)
-    assert len(multiprocessing.active_children()) == 2          # kept between epochs
+    assert len(_new_workers()) == 2          # kept between epochs
     del loader
-    assert not _children()
+    assert not _new_children()
 
 
 def test_exhausted_epoch_stops_workers() -> None:
     assert len(list(mdata.DataLoader(Faulty("none"), batch_size=3, num_workers=2))) == 3
-    assert not _children()
+    assert not _new_children()
 
 
 def test_orphaned_worker_exits_when_main_process_dies(tmp_path: Any) -> None:
