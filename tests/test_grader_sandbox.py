@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -180,11 +181,15 @@ def test_without_the_seal_the_os_layer_still_confines_the_child(tmp_path: Path) 
     victim = tmp_path / "classmate"
     victim.mkdir()
     solutions = ROOT / "solutions" / "01_tensors_exercises.md"
+    # the library's own folder is only a target when the OS layer is there to stop the write:
+    # without it the file would really appear in mytorch/ (what the summary's warning is about)
+    planted = ROOT / "mytorch" / "planted.py" if os_probe("value = 0")[0].get("namespaces") \
+        else tmp_path / "planted.py"
     isolation, outcomes = os_probe(attempt(
         f"os.mkfifo({str(victim / 'x.ipynb')!r})", "os.mkfifo('/tmp/fifo')", "os.mknod('/tmp/node')",
         f"open({str(solutions)!r}).read()", f"os.listdir({str(victim)!r})",
         "open('/etc/passwd').read()", "open(os.path.expanduser('~/ok.txt'), 'w').write('x')",
-        f"open({str(ROOT / 'mytorch' / 'planted.py')!r}, 'w')", "os.fork()",
+        f"open({str(planted)!r}, 'w')", "os.fork()",
         "os.execv('/bin/sh', ['sh'])", "os.kill(1 if os.getpid() != 1 else 2, 9)",
         "__import__('_socket').socket()", "os.memfd_create('x')", "os.setuid(0); os.unshare(0)",
         "__import__('ctypes')", "__import__('numpy')._core._internal.ctypes.memmove",
@@ -204,7 +209,10 @@ def test_without_the_seal_the_os_layer_still_confines_the_child(tmp_path: Path) 
 def test_the_child_sees_only_what_it_needs() -> None:
     isolation, seen = os_probe("import os\nvalue = sorted(os.listdir('/')) + sorted(os.listdir('/tmp'))")
     if isolation.get("namespaces"):
-        assert set(seen) <= {"dev", "tmp", "work", "root", "usr", "opt", "home", "lib", "lib64", "srv"}
+        # a checkout or venv that lives under /tmp is bound inside the private /tmp: its first folder shows
+        under_tmp = {Path(p).parts[2] for p in (str(ROOT), sys.prefix)
+                     if len(Path(p).parts) > 2 and Path(p).parts[1] == "tmp"}
+        assert set(seen) <= {"dev", "tmp", "work", "root", "usr", "opt", "home", "lib", "lib64", "srv"} | under_tmp
         assert "proc" not in seen and "etc" not in seen
 
 

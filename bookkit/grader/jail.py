@@ -136,6 +136,11 @@ def _new_root(base: str, binds: list[str], hide: list[str]) -> None:
     """Build the child's file view in ``base`` (an empty folder) and make it the root."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=755")
+    # the private /tmp first: a bound tree that lives under /tmp (a checkout or venv there) then
+    # lands inside it instead of being hidden by it, or making /tmp exist before its mount
+    os.makedirs(base + "/tmp")
+    _mount("tmpfs", base + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+           f"size={TMP_SIZE},nr_inodes=1024,mode=700")
     for path in binds:
         if not os.path.exists(path):
             continue
@@ -150,9 +155,6 @@ def _new_root(base: str, binds: list[str], hide: list[str]) -> None:
     for name in ("null", "zero", "urandom"):
         os.close(os.open(f"{base}/dev/{name}", os.O_CREAT | os.O_WRONLY, 0o666))
         _mount(f"/dev/{name}", f"{base}/dev/{name}", None, MS_BIND)
-    os.makedirs(base + "/tmp")
-    _mount("tmpfs", base + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-           f"size={TMP_SIZE},nr_inodes=1024,mode=700")
     os.makedirs(base + "/.old")
     _check(_libc.syscall(SYS_PIVOT_ROOT[_machine], base.encode(), (base + "/.old").encode()), "pivot_root")
     os.chdir("/")
