@@ -70,6 +70,20 @@ for op, ref in [(R.SUM, np.sum), (R.AVG, np.mean), (R.PRODUCT, np.prod), (R.MAX,
     t = torch.from_numpy(data(r))
     dist.all_reduce(t, op=op)
     close(t, ref(everyone, axis=0))
+# a buffer larger than one all-reduce part (here 12 bytes: 3 floats) goes in several parts,
+# the last one short; an async one stays in flight while a second collective starts
+import mytorch.distributed._mpi_backend as backend
+backend.ALL_REDUCE_PART = 12
+big = [data(k, (4, 5)) for k in range(n)]
+for op, ref in [(R.SUM, np.sum), (R.AVG, np.mean), (R.MAX, np.max)]:
+    t = torch.from_numpy(big[r].copy())
+    work = dist.all_reduce(t, op=op, async_op=True)
+    u = torch.from_numpy(data(r, (7,)))
+    dist.all_reduce(u)
+    work.wait()
+    close(t, ref(big, axis=0))
+    close(u, np.sum([data(k, (7,)) for k in range(n)], axis=0))
+backend.ALL_REDUCE_PART = 16 * 2 ** 20
 bits = [np.arange(6, dtype=np.int64) * (k + 3) for k in range(n)]
 for op, ref in [(R.BAND, np.bitwise_and.reduce), (R.BOR, np.bitwise_or.reduce),
                 (R.BXOR, np.bitwise_xor.reduce)]:
