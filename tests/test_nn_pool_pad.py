@@ -360,3 +360,29 @@ def test_max_unpool_module():
     ref = torch.nn.MaxUnpool2d(2)(*torch.nn.MaxPool2d(2, return_indices=True)(
         torch.from_numpy(x.numpy())))
     np.testing.assert_array_equal(y.numpy(), ref.numpy())
+
+
+@pytest.mark.parametrize("d,shape,kernel", [(1, (2, 3, 9), 3), (2, (2, 3, 7, 6), 2), (2, (1, 2, 8, 8), 4),
+                                            (3, (1, 2, 4, 5, 4), 2), (2, (3, 6, 5), (2, 1))])
+@pytest.mark.parametrize("values", ["ties", "-inf", "nan", "random"])
+def test_max_pool_tiling_windows_match_torch(d, shape, kernel, values):
+    """stride = kernel, no padding (the common MaxPool2d(2)): ties pick the first tap, an all -inf
+    window its first element, a NaN the last NaN, an input not divisible by the kernel drops its
+    last rows, and the gradient lands where torch's."""
+    rng = np.random.default_rng(len(shape) * 10 + d)
+    x = rng.integers(0, 3, shape).astype(np.float32) if values != "random" else \
+        rng.standard_normal(shape).astype(np.float32)
+    if values == "-inf":
+        x[..., :2] = -np.inf
+    if values == "nan":
+        x.reshape(-1)[::7] = np.nan
+    g = rng.standard_normal(shape).astype(np.float32)
+    fn = f"max_pool{d}d"
+    got = []
+    for lib in (mytorch, torch):
+        t = lib.tensor(x, requires_grad=True)
+        out, idx = getattr(lib.nn.functional, fn)(t, kernel, return_indices=True)
+        out.backward(lib.tensor(g[tuple(slice(0, n) for n in out.shape)]))
+        got.append((out.detach().numpy(), idx.numpy(), t.grad.numpy()))
+    for a, b in zip(*got):
+        np.testing.assert_array_equal(a, b)
