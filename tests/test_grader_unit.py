@@ -234,3 +234,11 @@ def test_seed_is_a_stable_hash() -> None:
 def test_generated_exercises_keep_markers_around_the_stub() -> None:
     text = student_text([None, None, None])
     assert text.count("### BEGIN SOLUTION") == 3 and PLACEHOLDER in text
+
+
+def test_feedback_shows_floats_as_python_prints_them() -> None:
+    """Values compare by an exact canonical text (floats in hex); a student reads 0.95, not 0x1.e6…p-1."""
+    from bookkit.grader.protocol import Value, show
+
+    assert show(Value(pytype="tuple", py=f"({(0.95).hex()},0,True)")) == "(0.95,0,True)"
+    assert show(Value(pytype="float", py=(-1e-300).hex())) == "-1e-300"

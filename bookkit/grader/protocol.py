@@ -120,13 +120,22 @@ def show(value: Value, indent: int = 0) -> str:
     if value.opaque:
         return f"<{value.opaque}>"
     if value.pytype in ("tuple", "list") and value.py:
-        return value.py[:300]
+        return _readable(value.py)[:300]
     if value.arr is not None:
         a = value.arr
         text = np.array2string(a, threshold=20, edgeitems=3, precision=6, max_line_width=100)
         text = text.replace("\n", "\n" + " " * indent)
         return f"{text}  (shape={a.shape}, dtype={a.dtype})" if a.ndim else text
-    return (value.py or "?")[:300]
+    return _readable(value.py or "?")[:300]
+
+
+_HEX_FLOAT = re.compile(r"-?0x[0-9a-f]+(?:\.[0-9a-f]*)?p[+-]?\d+")
+
+
+def _readable(canon: str) -> str:
+    """A canonical text with its floats as Python prints them: the exact hex form (``0x1.e666p-1``)
+    is for comparing, ``0.95`` for a student to read."""
+    return _HEX_FLOAT.sub(lambda m: repr(float.fromhex(m.group())), canon)
 
 
 def _same_kind(a: np.ndarray, b: np.ndarray) -> bool:
