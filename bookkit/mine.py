@@ -103,9 +103,10 @@ def _run_chapters(project: Project, source: Path) -> list[str]:
                 execute(read_notebook(path), path, project.chapters_dir, root=project.root,
                         timeout=600)
                 lines.append(f"✓ {rel}: 在你的零件上运行通过 / runs on your pieces")
-            except ExecutionFailed as exc:
-                first = str(exc).strip().splitlines()[0]
-                lines.append(f"✗ {rel}: {first}")
+            except ExecutionFailed as exc:  # where, and what was raised: enough to go and look
+                where = f"cell {exc.cell_number}" if exc.cell_number else "kernel start-up"
+                error = (exc.error.strip().splitlines() or ["?"])[0][:200]
+                lines.append(f"✗ {rel}: {where} 出错 / failed: {error}")
             print(lines[-1], flush=True)
     finally:
         if old is None:

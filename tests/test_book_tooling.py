@@ -541,3 +541,16 @@ def test_web_edition_names_a_missing_executed_notebook(tmp_path: Path) -> None:
     (tmp_path / "chapters" / "01_x.md").write_text("# x\n", encoding="utf-8")
     with pytest.raises(WebError, match="make colab"):
         stage(Project(tmp_path), "en", tmp_path / "src")
+
+
+def test_make_mine_names_the_failing_cell_and_its_error(tmp_path: Path) -> None:
+    """A chapter that fails on a student's pieces says which cell and what it raised, on one line."""
+    from bookkit.mine import _run_chapters
+    from bookkit.project import Project
+
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "07_x.md").write_text(
+        "```{code-cell} ipython3\nx = 1\n```\n\n```{code-cell} ipython3\n"
+        "raise ValueError('batch of 3, expected 4')\n```\n", encoding="utf-8")
+    (line,) = _run_chapters(Project(tmp_path), tmp_path / "mine")
+    assert line.startswith("✗ chapters/07_x.md: cell 2 ") and "ValueError: batch of 3, expected 4" in line
