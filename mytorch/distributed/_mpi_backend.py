@@ -149,14 +149,21 @@ class ProcessGroupMPI:
     def wait(self, reqs: list, what: str, timeout: float | None = None) -> None:
         """Test ``reqs`` until they complete, reading the control channel and the clock."""
         MPI = _world.mpi()
-        if MPI.Request.Testall(reqs):
+        try:
+            self.spin(lambda: MPI.Request.Testall(reqs), what, timeout)
+        except MPI.Exception as e:
+            raise DistBackendError(f"{what} failed in MPI on rank {self.rank}: {e}") from None
+
+    def spin(self, done: Callable[[], bool], what: str, timeout: float | None = None) -> None:
+        """Call ``done()`` until it is true, reading the control channel (another rank's failure)
+        and the clock (the group's timeout) every 64 tries."""
+        if done():
             return
         _world.set_waiting(what)
         limit = self.timeout if timeout is None else timeout
-        start = time.monotonic()
-        spins = 0
+        start, spins = time.monotonic(), 0
         try:
-            while not MPI.Request.Testall(reqs):
+            while not done():
                 spins += 1
                 if spins & 63:
                     continue
@@ -168,8 +175,6 @@ class ProcessGroupMPI:
                     time.sleep(0.0002)
                 else:  # more ranks than free cores: the peer we wait for may need this one
                     os.sched_yield()
-        except MPI.Exception as e:
-            raise DistBackendError(f"{what} failed in MPI on rank {self.rank}: {e}") from None
         finally:
             _world.set_waiting(None)
 
@@ -369,23 +374,7 @@ class _RecvWork(Work):
 
     def wait(self, timeout: Any = None) -> bool:
         if not self._done:
-            limit = self._group.timeout if timeout is None else _seconds(timeout)
-            _world.set_waiting(self._what)
-            start, spins = time.monotonic(), 0
-            try:
-                while not self._probe.Test():
-                    spins += 1
-                    if spins & 63:
-                        continue
-                    _world.poll()
-                    elapsed = time.monotonic() - start
-                    if elapsed > limit:
-                        self._group._timed_out(self._what, limit)
-                    if elapsed > 0.05:
-                        time.sleep(0.0002)
-                    else:
-                        os.sched_yield()
-            finally:
-                _world.set_waiting(None)
+            self._group.spin(self._probe.Test, self._what,
+                             None if timeout is None else _seconds(timeout))
             self._complete()
         return True

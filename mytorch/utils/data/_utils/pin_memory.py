@@ -9,13 +9,13 @@ thread of the main process, between the workers' result queue and your loop.
 from __future__ import annotations
 
 import collections.abc
-import copy
 import queue
 import threading
 from typing import Any
 
 from ...._tensor import Tensor
 from . import MP_STATUS_CHECK_INTERVAL
+from .collate import _rebuild_mapping, _rebuild_sequence
 from .worker import ExceptionWrapper
 
 __all__ = ["pin_memory"]
@@ -28,30 +28,13 @@ def pin_memory(data: Any, device: str | None = None) -> Any:
     if isinstance(data, (str, bytes)):
         return data
     if isinstance(data, collections.abc.Mapping):
-        pinned = {k: pin_memory(v, device) for k, v in data.items()}
-        try:
-            if isinstance(data, collections.abc.MutableMapping):
-                clone = copy.copy(data)
-                clone.update(pinned)
-                return clone
-            return type(data)(pinned)  # type: ignore[call-arg]
-        except TypeError:
-            return pinned
+        return _rebuild_mapping(data, {k: pin_memory(v, device) for k, v in data.items()})
     if isinstance(data, tuple):
         if hasattr(data, "_fields"):   # namedtuple
             return type(data)(*(pin_memory(x, device) for x in data))
         return type(data)(pin_memory(x, device) for x in data)
     if isinstance(data, collections.abc.Sequence):
-        pinned_list = [pin_memory(x, device) for x in data]
-        try:
-            if isinstance(data, collections.abc.MutableSequence):
-                clone = copy.copy(data)
-                for i, x in enumerate(pinned_list):
-                    clone[i] = x
-                return clone
-            return type(data)(pinned_list)  # type: ignore[call-arg]
-        except TypeError:
-            return pinned_list
+        return _rebuild_sequence(data, [pin_memory(x, device) for x in data])
     return data
 
 
