@@ -209,10 +209,12 @@ def test_without_the_seal_the_os_layer_still_confines_the_child(tmp_path: Path) 
 def test_the_child_sees_only_what_it_needs() -> None:
     isolation, seen = os_probe("import os\nvalue = sorted(os.listdir('/')) + sorted(os.listdir('/tmp'))")
     if isolation.get("namespaces"):
-        # a checkout or venv that lives under /tmp is bound inside the private /tmp: its first folder shows
-        under_tmp = {Path(p).parts[2] for p in (str(ROOT), sys.prefix)
-                     if len(Path(p).parts) > 2 and Path(p).parts[1] == "tmp"}
-        assert set(seen) <= {"dev", "tmp", "work", "root", "usr", "opt", "home", "lib", "lib64", "srv"} | under_tmp
+        # the new root holds /dev, /tmp and the first folder of each path bound into it: the checkout
+        # (/work/..., /check/..., or a folder inside the private /tmp) and the interpreter's paths
+        bound = [str(ROOT), sys.prefix, sys.base_prefix, *(p for p in sys.path if p)]
+        firsts = {Path(p).parts[1] for p in bound if len(Path(p).parts) > 1}
+        under_tmp = {Path(p).parts[2] for p in bound if len(Path(p).parts) > 2 and Path(p).parts[1] == "tmp"}
+        assert set(seen) <= {"dev", "tmp"} | firsts | under_tmp, (seen, firsts)
         assert "proc" not in seen and "etc" not in seen
 
 
