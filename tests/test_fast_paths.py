@@ -431,3 +431,38 @@ def test_leaf_hooks_fire_in_torchs_order_through_addmm():
         model(lib.ones(5, 3)).sum().backward()
         orders.append(seen)
     assert orders[0] == orders[1]
+
+
+SUMS = {  # gradients that meet at one node: same dtype and shape (summed on the arrays), or not
+    "shared weight": lambda t, w, b: ((t * w + b).tanh() * w).sum(),
+    "broadcast": lambda t, w, b: (t * w[:1] + w.sum() + b).sum(),
+    "strided": lambda t, w, b: (t.reshape(2, 3).t() * w.reshape(2, 3).t() + t.reshape(2, 3).t()).sum() + b.sum(),
+    "float64 meets float32": lambda t, w, b: (t.double() * w + t * b).sum(),
+    "overflow": lambda t, w, b: (t * 3e38 + t * 3e38 + w * b).sum(),
+}
+
+
+@pytest.mark.parametrize("name", SUMS)
+def test_backpropagate_fast_path_equals_the_piece_and_torch(name):
+    """``backpropagate``'s fast path adds two plain gradients on their arrays: the reference
+    (the readable piece, ``+``) and torch give the same gradients, bit for bit."""
+    from mytorch._pieces import activate
+
+    arrays = [_rand(6, seed=1), _rand(6, seed=2), _rand(6, seed=3)]
+    results = {}
+    for label, fn in (("fast", None), ("reference", REGISTRY["backpropagate"].reference)):
+        activate("backpropagate", fn)
+        try:
+            mine, _ = _pair(*arrays)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # the overflow is silent, as in torch
+                SUMS[name](*mine).backward()
+            results[label] = [t.grad.numpy() for t in mine]
+        finally:
+            activate("backpropagate", None)
+    _, ref = _pair(*arrays)
+    SUMS[name](*ref).backward()
+    for f, r, t in zip(results["fast"], results["reference"], ref, strict=True):
+        np.testing.assert_array_equal(f, r)
+        assert_same(mytorch.from_numpy(f), t.grad)
+    assert REGISTRY["backpropagate"].fast is not None and pieces.backpropagate is REGISTRY["backpropagate"].fast

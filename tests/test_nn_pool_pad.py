@@ -396,3 +396,49 @@ def test_max_pool_tiling_windows_match_torch(d, shape, kernel, values):
         pieces.max_pool2d_windows = before
     for a, b in zip(mine, _tiling_pool_results(torch, d, x, g, kernel), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def _tiling_grad(lib, d, x, g, kernel, inplace, double):
+    t = lib.tensor(x, requires_grad=True)
+    out = getattr(lib.nn.functional, f"max_pool{d}d")(t, kernel)
+    if inplace:  # the output changed in place after pooling: the backward must not read it
+        out.mul_(-1)
+    gt = lib.tensor(g[tuple(slice(0, n) for n in out.shape)], requires_grad=double)
+    (grad,) = lib.autograd.grad(out, t, gt, create_graph=double)
+    if double:  # second order: d(sum(grad * w))/d gt is grad's pattern
+        (gg,) = lib.autograd.grad((grad * lib.tensor(g)).sum(), gt)
+        return out.detach().numpy(), grad.detach().numpy(), gg.numpy()
+    return out.detach().numpy(), grad.numpy()
+
+
+@pytest.mark.parametrize("d,shape,kernel", [(1, (2, 3, 8), 2), (2, (2, 3, 8, 6), 2), (2, (1, 2, 8, 8), 4),
+                                            (3, (1, 2, 4, 6, 4), 2), (2, (3, 6, 4), (3, 1))])
+@pytest.mark.parametrize("values", ["ties", "-inf", "nan", "random", "inf-grad", "in-place", "double"])
+def test_max_pool_tiling_gradient_without_indices_matches_torch(d, shape, kernel, values):
+    """Windows that tile the input and no return_indices (the CNN's MaxPool2d(2)) take a path of
+    their own in backward: ties (ReLU's zeros) go to the first tap, all -inf windows to their first
+    element, a NaN maximum to the last NaN, an inf gradient stays where it belongs, an output
+    changed in place does not change the gradient, and the gradient is differentiable again."""
+    rng = np.random.default_rng(len(shape) * 10 + d)
+    x = rng.integers(0, 3, shape).astype(np.float32) if values in ("ties", "-inf", "nan", "in-place") \
+        else rng.standard_normal(shape).astype(np.float32)
+    if values == "-inf":
+        x[..., :2] = -np.inf
+    if values == "nan":
+        x.reshape(-1)[::7] = np.nan
+    g = rng.standard_normal(shape).astype(np.float32)
+    if values == "inf-grad":
+        g.reshape(-1)[::5] = np.inf
+    args = (d, x, g, kernel, values == "in-place", values == "double")
+    for a, b in zip(_tiling_grad(mytorch, *args), _tiling_grad(torch, *args), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_max_pool_tiling_gradient_sees_an_input_changed_in_place():
+    for lib in (mytorch, torch):
+        t = lib.ones(1, 1, 4, 4, requires_grad=True)
+        x = t * 1
+        out = lib.nn.functional.max_pool2d(x, 2)
+        x.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()

@@ -527,38 +527,54 @@ class LeanNode(Node):
             self._released = True
 
 
+def _lean_edge(x: Any) -> tuple:
+    """The edge a lean node keeps to operand ``x``: to its node if it requires grad, else none."""
+    if isinstance(x, Tensor) and x._requires_grad:
+        fn = x.grad_fn
+        return (accumulate_node(x), 0) if fn is None else (fn, x._output_nr)
+    return _NO_EDGE
+
+
+def _lean_saved(t: Any, node: "LeanNode") -> tuple:
+    """``(t, its version now)``: a tensor (or :class:`SavedOutput`) a lean node saves."""
+    if t._inference:
+        raise RuntimeError(INFERENCE_SAVED)
+    if t.__class__ is SavedOutput:
+        t._node = weakref.ref(node)
+    return t, t._vc.value
+
+
+_new = object.__new__
+
+
 def record_lean(name: str, out: "Tensor", inputs: tuple, run: Callable, input: Any, other: Any,
                 rg_input: bool, rg_other: bool, saved: tuple = ()) -> "Tensor":
     """:func:`record` for the lean path: a :class:`LeanNode` whose backward is
     ``run(node, grad)``, with an edge to each of ``inputs`` (one or two operands: tensors that
     require grad, or anything else for no edge) and the given slots. ``saved``: at most two
     tensors, as for :func:`record` (the lean path is never taken under saved-tensor hooks)."""
-    nexts = []
-    for x in inputs:
-        if isinstance(x, Tensor) and x._requires_grad:
-            fn = x.grad_fn
-            nexts.append((accumulate_node(x), 0) if fn is None else (fn, x._output_nr))
-        else:
-            nexts.append(_NO_EDGE)
-    node = object.__new__(LeanNode)
+    # (written out for one or two inputs and saved tensors, without loops or lists: every
+    # recorded element-wise op of a training step comes through here)
+    e0 = _lean_edge(inputs[0])
+    nexts = (e0,) if len(inputs) == 1 else (e0, _lean_edge(inputs[1]))
+    node = _new(LeanNode)
     node._name = name
-    node.next_functions = tuple(nexts)
-    node._run, node.input, node.other = run, input, other
-    node.rg_input, node.rg_other, node.dtype = rg_input, rg_other, out._data.dtype
+    node.next_functions = nexts
+    node._run = run
+    node.input = input
+    node.other = other
+    node.rg_input = rg_input
+    node.rg_other = rg_other
+    node.dtype = out._data.dtype
     node._released = False
     node._seq = next(_SEQUENCE)
     if _anomaly.enabled:
         node._trace = _forward_trace()
     node._s0 = node._s1 = None
-    for i, t in enumerate(saved):
-        if t._inference:
-            raise RuntimeError(INFERENCE_SAVED)
-        if t.__class__ is SavedOutput:
-            t._node = weakref.ref(node)
-        if i:
-            node._s1, node._v1 = t, t._vc.value
-        else:
-            node._s0, node._v0 = t, t._vc.value
+    if saved:
+        node._s0, node._v0 = _lean_saved(saved[0], node)
+        if len(saved) > 1:
+            node._s1, node._v1 = _lean_saved(saved[1], node)
     out.grad_fn = node
     out._requires_grad = True
     return out
