@@ -149,3 +149,58 @@ def test_resuming_from_a_checkpoint_is_bit_exact():
     straight, resumed = run(None), run(2)
     assert all(mytorch.equal(a, b) for a, b in zip(straight[0], resumed[0]))
     assert straight[1] == resumed[1]
+
+
+def test_grad_norm_recorder_matches_hooks_written_by_hand_in_torch():
+    mine, theirs = twins()
+    theirs[0].bias.requires_grad_(False)               # frozen: skipped, it has no gradient
+    mine[0].bias.requires_grad_(False)
+    want = {name: [] for name, p in theirs.named_parameters() if p.requires_grad}
+    handles = [p.register_hook(lambda g, name=name: want[name].append(torch.linalg.vector_norm(g).item()))
+               for name, p in theirs.named_parameters() if p.requires_grad]
+    batches_m, batches_t = list(problem(mytorch)), list(problem(torch))
+    with training.GradNormRecorder(mine) as recorder:
+        for (xm, ym), (xt, yt) in zip(batches_m, batches_t):   # no zero_grad: .grad accumulates,
+            mytorch.nn.functional.cross_entropy(mine(xm), ym).backward()  # each pass is seen alone
+            torch.nn.functional.cross_entropy(theirs(xt), yt).backward()
+        assert "recording" in repr(recorder)
+    for h in handles:
+        h.remove()
+    assert list(recorder.norms) == list(want) == ["0.weight", "2.weight", "2.bias"]
+    for name in want:
+        assert len(recorder.norms[name]) == len(batches_m) == 3
+        assert all(type(v) is float for v in recorder.norms[name])
+        np.testing.assert_allclose(recorder.norms[name], want[name], rtol=1e-5)
+    mytorch.nn.functional.cross_entropy(mine(batches_m[0][0]), batches_m[0][1]).backward()
+    assert all(len(v) == 3 for v in recorder.norms.values())          # removed at the end of `with`
+    recorder.remove()                                                  # a second remove does nothing
+    assert repr(recorder) == "GradNormRecorder(3 parameters, 3 backward passes, removed)"
+
+
+def test_grad_norm_recorder_filter_and_errors():
+    mine, _ = twins()
+    recorder = training.GradNormRecorder(mine, filter=lambda name, p: p.dim() > 1)
+    assert list(recorder.norms) == ["0.weight", "2.weight"]
+    mine(mytorch.ones(2, 5)).sum().backward()
+    recorder.remove()
+    assert [len(v) for v in recorder.norms.values()] == [1, 1]
+    with pytest.raises(ValueError, match="no parameter to watch"):
+        training.GradNormRecorder(mine, filter=lambda name, p: False)
+    with pytest.raises(TypeError, match="must be a module"):
+        training.GradNormRecorder(list(mine.parameters()))
+    with pytest.raises(TypeError, match="filter must be a function"):
+        training.GradNormRecorder(mine, filter="weight")
+
+
+def test_attach_grad_norm_hooks_piece_directly():
+    w = mytorch.tensor([3.0, 4.0], requires_grad=True)
+    norms = {"w": []}
+    handles = training.attach_grad_norm_hooks([("w", w)], norms)
+    (w * 2).sum().backward()                           # gradient [2, 2]: norm sqrt(8)
+    (w * w).sum().backward()                           # gradient [6, 8]: norm 10, not that of .grad
+    assert norms == {"w": [pytest.approx(math.sqrt(8)), pytest.approx(10.0)]}
+    assert w.grad.tolist() == [8.0, 10.0]              # the hook leaves the gradient alone
+    assert len(handles) == 1
+    handles[0].remove()
+    w.sum().backward()
+    assert len(norms["w"]) == 2

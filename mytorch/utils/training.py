@@ -10,6 +10,11 @@ pieces, so a student's version runs inside a real training run:
   the accuracy off its diagonal.
 * ``early_stopping_update`` (piece 10.3): the bookkeeping behind ``EarlyStopping``.
 * ``suggest_lr`` (piece 10.4): the learning rate ``lr_find`` proposes from its loss curve.
+
+Chapter 11 adds a way to watch a run from inside, without touching the loop:
+
+* ``attach_grad_norm_hooks`` (piece 11.5): a tensor hook on each parameter that records the norm
+  of the gradient every backward pass computes for it; ``GradNormRecorder`` calls it.
 """
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ if TYPE_CHECKING:
     from ..optim import Optimizer
 
 __all__ = ["train_step", "train_epoch", "confusion_matrix", "evaluate", "early_stopping_update",
-           "EarlyStopping", "suggest_lr", "lr_find"]
+           "EarlyStopping", "suggest_lr", "lr_find", "attach_grad_norm_hooks", "GradNormRecorder"]
 
 
 @piece("10.1")
@@ -194,3 +199,75 @@ def lr_find(model: Any, loss_fn: Callable, optimizer: Any, loader: Iterable, sta
     model.load_state_dict(saved_model)
     optimizer.load_state_dict(saved_optim)
     return lrs, losses, pieces.suggest_lr(lrs, losses)
+
+
+# ------------------------------------------------------------------ watching gradients (chapter 11)
+@piece("11.5")
+def attach_grad_norm_hooks(named_parameters: "Iterable", norms: dict) -> list:
+    """Hook every ``(name, parameter)`` so that each backward pass records its gradient's norm.
+
+    ``parameter.register_hook(hook)`` makes autograd call ``hook(grad)`` with the gradient this
+    backward pass computed for the parameter, before it is added into ``.grad``. The hook appends
+    the L2 norm of that gradient, as a Python float, to ``norms[name]`` (already a list) and
+    leaves the gradient as it is. Returns the handles, one per parameter, that remove the hooks.
+    """
+    handles = []
+    for name, param in named_parameters:
+        def record(grad, name=name):           # bind this parameter's name now, not the loop's last
+            norms[name].append(torch.linalg.vector_norm(grad).item())
+        handles.append(param.register_hook(record))
+    return handles
+
+
+class GradNormRecorder:
+    """Record the gradient norm of a model's parameters at every backward pass.
+
+    ``recorder.norms[name]`` gets one float per backward pass that reached that parameter::
+
+        with GradNormRecorder(model, filter=lambda name, p: p.dim() > 1) as recorder:
+            ...                                 # train as usual
+        recorder.norms["fc.weight"]
+
+    ``filter(name, parameter)`` picks the parameters to watch (all by default); frozen ones
+    (``requires_grad=False``) have no gradient and are skipped. The hooks go away at the end of
+    the ``with`` block, or with ``remove()``: a forgotten hook keeps running, and its lists keep
+    growing, in every later backward pass.
+    """
+
+    def __init__(self, model: Any, filter: Callable[[str, Any], bool] | None = None) -> None:
+        named_parameters = getattr(model, "named_parameters", None)
+        if not callable(named_parameters):
+            raise TypeError("GradNormRecorder(model): model must be a module (something with "
+                            f"named_parameters()), not {type(model).__name__}")
+        if filter is not None and not callable(filter):
+            raise TypeError("GradNormRecorder(filter=...): filter must be a function "
+                            f"filter(name, parameter) -> bool, not {type(filter).__name__}")
+        chosen = [(name, p) for name, p in named_parameters()
+                  if p.requires_grad and (filter is None or filter(name, p))]
+        if not chosen:
+            raise ValueError("GradNormRecorder: no parameter to watch (none requires grad"
+                             + ("" if filter is None else " and passes the filter") + ")")
+        self.norms: dict[str, list[float]] = {name: [] for name, _ in chosen}
+        handles = pieces.attach_grad_norm_hooks(chosen, self.norms)
+        if handles is None or len(handles) != len(chosen):
+            got = "None" if handles is None else f"{len(handles)} handles"
+            raise RuntimeError(f"attach_grad_norm_hooks (piece 11.5) must return one handle per "
+                               f"parameter: {len(chosen)} parameters, got {got}")
+        self._handles = list(handles)
+
+    def remove(self) -> None:
+        """Unregister every hook (calling it again does nothing); the norms stay."""
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+
+    def __enter__(self) -> "GradNormRecorder":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+    def __repr__(self) -> str:
+        state = "recording" if self._handles else "removed"
+        steps = max((len(v) for v in self.norms.values()), default=0)
+        return f"GradNormRecorder({len(self.norms)} parameters, {steps} backward passes, {state})"
