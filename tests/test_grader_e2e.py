@@ -145,6 +145,32 @@ def test_chapter_01_exercises(tmp_path: Path) -> None:
     assert all(points == 0 for _, points, _ in table["stub"])
 
 
+def test_every_chapters_reference_solution_gets_full_marks(tmp_path: Path) -> None:
+    """Every chapter's reference solutions, handed in as a student's, pass every graded cell in
+    the sandbox: a check the grader cannot read (an array over its size limit) or library state
+    that merely saving a model changes (copyreg's ``__slotnames__``) would cost a correct student
+    points."""
+    import textwrap
+
+    from bookkit.exercises import strip_solutions
+    from bookkit.grader.batch import load_exercises
+    from bookkit.grader.bench import fill_regions
+
+    exercises = load_exercises(ROOT)
+    assert len(exercises) >= 12, [e.name for e in exercises]
+    subs = tmp_path / "subs" / "ref"
+    subs.mkdir(parents=True)
+    for ex in exercises:
+        bodies = [textwrap.dedent(r) for r in ex.program.reference]
+        (subs / f"{ex.name}.md").write_text(fill_regions(strip_solutions(ex.source), bodies),
+                                           encoding="utf-8")
+    grade_class(ROOT, subs.parent, tmp_path / "out", 2, Limits(cell_timeout=60), progress=False,
+                exercises=exercises)
+    table = rows(tmp_path / "out")
+    failed = [row for row in table["ref"] if row[2] != "passed"]
+    assert not failed and len(table["ref"]) >= 60, failed
+
+
 def test_an_unfinished_exercise_does_not_change_the_others_inputs(tmp_path: Path) -> None:
     """Chapter 05: each test draws from its own seed, so leaving exercise 1 undone costs only it
     (and the integration row, which runs all of the chapter's pieces together)."""

@@ -24,6 +24,7 @@ objects themselves; the library's module and class dictionaries are compared wit
 from __future__ import annotations
 
 import builtins
+import copyreg
 import json
 import os
 import sys
@@ -111,6 +112,13 @@ def _snapshot() -> tuple[list[str], tuple]:
     device_module = sys.modules.get("mytorch._device")
     if device_module is not None:
         device_module.cuda_backend_or_none()
+    # Pickling an object (torch.save, deepcopy) makes copyreg cache its class's slot names on the
+    # class itself (``__slotnames__``): filled now for every mytorch class, so saving a model is
+    # not seen as a change to ``Linear``.
+    for modname in [m for m in sys.modules if m == "mytorch" or m.startswith("mytorch.")]:
+        for value in list_(getattr_(sys.modules[modname], "__dict__", {}).values()):
+            if isinstance(value, type) and str_(getattr_(value, "__module__", "")).startswith("mytorch"):
+                copyreg._slotnames(value)
     labels: list[str] = []
     mappings: list = []
     seen_ids: set[int] = set()
