@@ -450,7 +450,9 @@ def test_backpropagate_fast_path_equals_the_piece_and_torch(name):
 
     arrays = [_rand(6, seed=1), _rand(6, seed=2), _rand(6, seed=3)]
     results = {}
-    for label, fn in (("fast", None), ("reference", REGISTRY["backpropagate"].reference)):
+    before = pieces.backpropagate  # (a student's, in the library leg: put back afterwards)
+    for label, fn in (("fast", REGISTRY["backpropagate"].fast),
+                      ("reference", REGISTRY["backpropagate"].reference)):
         activate("backpropagate", fn)
         try:
             mine, _ = _pair(*arrays)
@@ -459,10 +461,56 @@ def test_backpropagate_fast_path_equals_the_piece_and_torch(name):
                 SUMS[name](*mine).backward()
             results[label] = [t.grad.numpy() for t in mine]
         finally:
-            activate("backpropagate", None)
+            pieces.backpropagate = before
     _, ref = _pair(*arrays)
     SUMS[name](*ref).backward()
     for f, r, t in zip(results["fast"], results["reference"], ref, strict=True):
         np.testing.assert_array_equal(f, r)
         assert_same(mytorch.from_numpy(f), t.grad)
-    assert REGISTRY["backpropagate"].fast is not None and pieces.backpropagate is REGISTRY["backpropagate"].fast
+    assert REGISTRY["backpropagate"].fast is not None and REGISTRY["backpropagate"].default is \
+        REGISTRY["backpropagate"].fast
+
+
+def _branches(lib, seen):
+    x = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    a, b = x * 2, x * 3
+    c, d = a.exp(), b.sin()
+    e = c * d + a
+    for name, t in (("a", a), ("b", b), ("c", c), ("d", d), ("e", e)):
+        t.register_hook(lambda g, name=name: seen.append(name))
+    return e.sum()
+
+
+def test_backward_order_fast_path_runs_nodes_in_torchs_order():
+    """The fast ``backward_order`` lists nodes newest first: a topological order, the one torch's
+    engine follows (hooks on branches fire in the same sequence), and the same nodes as the piece."""
+    from mytorch.autograd.engine import backward_order
+
+    from mytorch._pieces import activate
+
+    mine, ref = [], []
+    loss = _branches(mytorch, mine)
+    fast = REGISTRY["backward_order"].fast([loss.grad_fn])
+    assert set(fast) == set(backward_order([loss.grad_fn]))
+    position = {node: i for i, node in enumerate(fast)}
+    assert all(position[node] < position[nxt] for node in fast for nxt, _ in node.next_functions
+               if nxt is not None)
+    before = pieces.backward_order  # (a student's, in the library leg: put back afterwards)
+    activate("backward_order", REGISTRY["backward_order"].fast)
+    try:
+        loss.backward()
+    finally:
+        pieces.backward_order = before
+    _branches(torch, ref).backward()
+    assert mine == ref
+
+
+def test_backward_order_fast_path_falls_back_when_an_edge_points_at_a_newer_node():
+    from mytorch.autograd.engine import backward_order
+
+    x = mytorch.ones(3, requires_grad=True)
+    y = (x * 2).exp()
+    mul = y.grad_fn.next_functions[0][0]
+    y.grad_fn._seq, mul._seq = mul._seq, y.grad_fn._seq  # as if exp's node were the older one
+    fast = REGISTRY["backward_order"].fast([y.grad_fn])
+    assert fast == backward_order([y.grad_fn]) and fast.index(y.grad_fn) < fast.index(mul)

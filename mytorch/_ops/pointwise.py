@@ -177,10 +177,9 @@ def _value(x: Any) -> Any:
     return x._data if isinstance(x, Tensor) else x
 
 
-def _plain(node: Any, g: Tensor) -> bool:
-    """Whether a lean node's backward may work on bare arrays: a plain backward (grad mode off:
-    nothing to record) and a gradient of the op's dtype (nothing to cast)."""
-    return not STATE.enabled and g._data.dtype is node.dtype
+# A lean node's backward works on bare arrays when the pass is *plain*: grad mode off (nothing to
+# record) and a gradient of the op's dtype (nothing to cast). Each ``_*_run`` tests that inline,
+# ``STATE.enabled or g._data.dtype is not node.dtype`` meaning "not plain": it runs once per node.
 
 
 def _grad_for(g: Tensor, x: Any) -> Tensor | None:
@@ -322,9 +321,9 @@ def _mul_grads(g: Tensor, input: Any, other: Any) -> tuple:
 
 def _mul_run(node: Any, g: Tensor) -> tuple:
     """The backward of a lean product: ``g * other`` and ``g * input``, on the bare arrays in a
-    plain backward (see ``_plain``), else with mytorch ops as the general path."""
+    plain pass (see the note above), else with mytorch ops as the general path."""
     a, b = node.input, node.other
-    if not _plain(node, g):
+    if STATE.enabled or g._data.dtype is not node.dtype:  # not a plain pass (see above)
         return _mul_grads(g, a, b)
     arr, dev = g._data, g._device
     token = FP_STATE.set(FP_IGNORE)  # inf and nan silently, as in the forward
@@ -402,7 +401,7 @@ def _div_grads(g: Tensor, input: Any, other: Any) -> tuple:
 
 def _div_run(node: Any, g: Tensor) -> tuple:
     """The backward of a lean quotient (the general formula on bare arrays, see ``_mul_run``)."""
-    if not _plain(node, g):
+    if STATE.enabled or g._data.dtype is not node.dtype:  # not a plain pass (see above)
         return _div_grads(g, node.input, node.other)
     arr, dev, b = g._data, g._device, _value(node.other)
     token = FP_STATE.set(FP_IGNORE)
@@ -606,7 +605,7 @@ def _unary_run(node: Any, g: Tensor) -> tuple:
     derivative on bare arrays in a plain backward whose gradient has the op's dtype, else on
     tensors, as the general path's closure does."""
     arr, derivative, kept = g._data, node.other, node.input
-    if not _plain(node, g):
+    if STATE.enabled or g._data.dtype is not node.dtype:  # not a plain pass (see above)
         return (derivative(g, None, kept()) if node.rg_input else derivative(g, kept, None),)
     token = FP_STATE.set(FP_IGNORE)
     try:
