@@ -514,3 +514,22 @@ def test_backward_order_fast_path_falls_back_when_an_edge_points_at_a_newer_node
     y.grad_fn._seq, mul._seq = mul._seq, y.grad_fn._seq  # as if exp's node were the older one
     fast = REGISTRY["backward_order"].fast([y.grad_fn])
     assert fast == backward_order([y.grad_fn]) and fast.index(y.grad_fn) < fast.index(mul)
+
+
+def test_gradients_summed_in_place_are_never_seen_half_done():
+    """A sum the engine made is added into in place by the next gradient to arrive; hooks,
+    retain_grad, autograd.grad and .grad only ever see the finished sum."""
+    results = {}
+    for lib in (mytorch, torch):
+        w = lib.tensor([0.5, -1.5, 2.0], requires_grad=True)
+        h = w * 2
+        h.retain_grad()
+        seen = []
+        h.register_hook(lambda g: seen.append(g))
+        loss = (h * 3).sum() + (h * h).sum() + h.tanh().sum() + (w * w).sum() + w.sum()
+        (gw,) = lib.autograd.grad(loss, w, retain_graph=True)
+        loss.backward()
+        results[lib] = [gw.detach().numpy(), h.grad.numpy(), w.grad.numpy(),
+                        *[s.detach().numpy() for s in seen]]
+    for a, b in zip(results[mytorch], results[torch], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

@@ -90,17 +90,24 @@ def backward_order(roots: list) -> list:
     return order
 
 
-def _sum_grads(a: "Tensor", b: "Tensor") -> "Tensor":
+def _sum_grads(a: "Tensor", b: "Tensor", into_a: bool = False) -> "Tensor":
     """``a + b`` for two gradients that met at one node: on the bare arrays when the sum is plain
     (grad mode off, row-major host arrays of one dtype and shape: no promotion, broadcasting,
-    layout or graph to handle), else the tensor sum with all its rules. A long chain that reuses one weight adds its
-    gradient once per use, so this runs about as often as a node does."""
+    layout or graph to handle), else the tensor sum with all its rules. ``into_a``: ``a`` is a
+    sum this pass made and nothing else holds, so a plain sum may be added into its memory.
+
+    A long chain that reuses one weight adds its gradient once per use, so this runs about as
+    often as a node does."""
     x, y = a._data, b._data
     if (not STATE.enabled and x.__class__ is np.ndarray and y.__class__ is np.ndarray
             and x.dtype is y.dtype and x.shape == y.shape and a.__class__ is b.__class__ is Tensor
-            and a._device is b._device and (x.ndim < 2 or x.flags.c_contiguous and y.flags.c_contiguous)):
+            and a._device is b._device
+            and (x.ndim < 2 or x.flags.c_contiguous and y.flags.c_contiguous)):
         token = FP_STATE.set(FP_IGNORE)  # overflow to inf silently, as the tensor sum does
         try:
+            if into_a and x.flags.writeable:
+                np.add(x, y, out=x)
+                return a
             return wrap(x + y, a._device)
         finally:
             FP_STATE.reset(token)
@@ -109,12 +116,19 @@ def _sum_grads(a: "Tensor", b: "Tensor") -> "Tensor":
 
 def _backpropagate_fast(order: list, grads: dict, run_node: "Callable") -> None:
     """:func:`backpropagate` with the sums done by :func:`_sum_grads` (the reference's ``+``
-    dispatches through the whole tensor operator for every gradient that meets another)."""
+    dispatches through the whole tensor operator for every gradient that meets another).
+
+    A sum made here is held by nothing but its slot until the node it waits for runs, so the
+    next gradient to arrive there is added into it in place (``made``: the slots holding one;
+    the slot of a node with one output is named by the node itself)."""
     pop, get = grads.pop, grads.get
+    made: set = set()
     for node in order:
         outs = pop(node, None)
         if outs is None:
             continue
+        if made:
+            made.discard(node)
         for (nxt, nr), g in zip(node.next_functions, run_node(node, outs)):
             if nxt is None or g is None:
                 continue
@@ -125,9 +139,16 @@ def _backpropagate_fast(order: list, grads: dict, run_node: "Callable") -> None:
                 else:
                     slots = grads[nxt] = [None] * nxt.num_outputs
                     slots[nr] = g
-            else:
-                old = slots[nr]
-                slots[nr] = g if old is None else _sum_grads(old, g)
+                continue
+            old = slots[nr]
+            if old is None:
+                slots[nr] = g
+                continue
+            key = nxt if nr == 0 else (nxt, nr)
+            total = _sum_grads(old, g, key in made)
+            if total is not old and total is not g:
+                made.add(key)
+            slots[nr] = total
 
 
 @piece("02.5", fast=_backpropagate_fast)
