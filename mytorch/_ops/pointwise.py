@@ -582,7 +582,7 @@ def _unary_float(name: str, compute: Callable, node: str, derivative: Callable,
             res = wrap(compute(_floating(input)), input._device)
         finally:
             FP_STATE.reset(token)
-        if needs_grad(input):
+        if STATE.enabled and input._requires_grad:  # (``needs_grad``, inline: a hot path)
             # the backward keeps the result's array (``SavedOutput``), never ``res`` itself
             kept = SavedOutput(res) if uses_result else input
             if on_arrays and not _SAVED_HOOKS and _lean_array(input) is not None:
@@ -592,7 +592,7 @@ def _unary_float(name: str, compute: Callable, node: str, derivative: Callable,
                 record(node, res, (input,), lambda g: (derivative(g, None, kept()),), saved=(kept,))
             else:
                 record(node, res, (input,), lambda g: (derivative(g, input, None),), saved=(kept,))
-        return _to_out(res, out)
+        return res if out is None else _to_out(res, out)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
