@@ -66,3 +66,12 @@ def test_module_like_torch():
         assert tuple(bag(lib.tensor([0, 1, 2]), lib.tensor([0, 1])).shape) == (2, 4)
         pre = lib.nn.EmbeddingBag.from_pretrained(lib.ones(3, 2))
         assert not pre.weight.requires_grad and pre.mode == "mean"
+
+
+@pytest.mark.parametrize("kw", [{}, {"max_norm": 1.5, "norm_type": 3.0, "scale_grad_by_freq": True},
+                                {"padding_idx": 0, "max_norm": 2.0}])
+def test_embedding_reprs_match_torch(kw: dict) -> None:
+    """Embedding and EmbeddingBag print their non-default options in torch's order."""
+    assert repr(mytorch.nn.Embedding(5, 3, sparse=True, **kw)) == repr(torch.nn.Embedding(5, 3, sparse=True, **kw))
+    assert repr(mytorch.nn.EmbeddingBag(5, 3, mode="max", **kw)) == \
+        repr(torch.nn.EmbeddingBag(5, 3, mode="max", **kw))

@@ -611,3 +611,25 @@ def numpy_names(fn: Callable) -> Callable:
                     kwargs[name] = kwargs.pop(alias)
         return fn(*args, **kwargs)
     return op
+
+
+_HOST_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def host_floats_of_one_dtype(*tensors: Any, contiguous: bool = False) -> bool:
+    """Whether every given tensor (``None`` skipped) holds a float32 or float64 array in host
+    memory (and row-major, with ``contiguous``), all of one dtype: the inputs a fused NumPy
+    kernel (a recurrent layer, an optimizer step) is written for."""
+    dtype = None
+    for t in tensors:
+        if t is None:
+            continue
+        arr = t._data
+        if type(arr) is not np.ndarray or arr.dtype not in _HOST_FLOATS or (
+                contiguous and not arr.flags.c_contiguous):
+            return False
+        if dtype is None:
+            dtype = arr.dtype
+        elif arr.dtype != dtype:
+            return False
+    return True

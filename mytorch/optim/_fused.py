@@ -14,29 +14,18 @@ from typing import Any
 
 import numpy as np
 
+from .._ops._operands import host_floats_of_one_dtype
 from .._pieces import REGISTRY
 from .._tensor import Tensor
 
 __all__ = ["sgd_step", "adam_step"]
 
 _BLOCK = 1 << 16
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _fusable(*tensors: Tensor | None) -> bool:
     """All given tensors are CPU, C-contiguous and of one float dtype (Nones are skipped)."""
-    dt = None
-    for t in tensors:
-        if t is None:
-            continue
-        a = t._data
-        if type(a) is not np.ndarray or not a.flags.c_contiguous or a.dtype not in _FLOATS:
-            return False
-        if dt is None:
-            dt = a.dtype
-        elif a.dtype != dt:
-            return False
-    return True
+    return host_floats_of_one_dtype(*tensors, contiguous=True)
 
 
 def _flat(t: Tensor) -> np.ndarray:

@@ -259,26 +259,21 @@ def _tile_grad(g: Tensor, input: Tensor, best: Any, geo: _Pool, name: str) -> Te
 
 def _max_fused(input: Tensor, geo: _Pool, d: int, return_indices: bool) -> Any:
     """Max pooling as one fused kernel over the taps (any number of leading dims)."""
-    if not return_indices and needs_grad(input) and _tiles(input._data, geo):
-        best, _ = _max_arrays(input._data, geo, False)
-        res = wrap(best, input._device)
-        kept = best.copy()  # the output may be changed in place later (relu_): keep the maxima
-        name = f"MaxPool{d}DWithIndicesBackward0"
-        second = name.replace("Backward0", "BackwardBackward0")
-        record(name, res, (input,),
-               lambda g: (depends_on(_tile_grad(g, input, kept, geo, name), input, second),),
-               saved=(input,))
-        return res
-    want_arg = return_indices or needs_grad(input)
-    best, arg = _max_arrays(input._data, geo, want_arg)
+    grad = needs_grad(input)
+    tiles = grad and not return_indices and _tiles(input._data, geo)  # backward finds the taps
+    best, arg = _max_arrays(input._data, geo, return_indices or (grad and not tiles))
     res = wrap(best, input._device)
-    if needs_grad(input):
+    if grad:
         name = f"MaxPool{d}DWithIndicesBackward0"
+        if tiles:
+            kept = best.copy()  # the output may be changed in place later (relu_): keep the maxima
+            spread = lambda g: _tile_grad(g, input, kept, geo, name)  # noqa: E731
+        else:
+            spread = lambda g: _scatter_taps(g, arg, geo, name)  # noqa: E731
         # (depends_on: under create_graph the gradient is a function of the input too, with
         # derivative zero, like torch's max_pool*_with_indices_backward)
         second = name.replace("Backward0", "BackwardBackward0")
-        record(name, res, (input,),
-               lambda g: (depends_on(_scatter_taps(g, arg, geo, name), input, second),),
+        record(name, res, (input,), lambda g: (depends_on(spread(g), input, second),),
                saved=(input,))
     if return_indices:
         return res, wrap(_flat_indices(arg, geo), input._device)

@@ -24,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..._fp import FP_IGNORE, FP_STATE
+from ..._ops._operands import host_floats_of_one_dtype
 from ..._tensor import Tensor, wrap
 from ...autograd.engine import run_backward
 from ...autograd.grad_mode import STATE, enable_grad
@@ -34,18 +35,7 @@ __all__ = ["rnn_layer", "fused_rnn_ok"]
 
 def fused_rnn_ok(*tensors: Tensor | None) -> bool:
     """Whether :func:`rnn_layer` can run these: float32/float64 arrays in host memory."""
-    dtype = None
-    for t in tensors:
-        if t is None:
-            continue
-        arr = t._data
-        if type(arr) is not np.ndarray or arr.dtype.kind != "f" or arr.itemsize < 4:
-            return False
-        if dtype is None:
-            dtype = arr.dtype
-        elif arr.dtype != dtype:
-            return False
-    return True
+    return host_floats_of_one_dtype(*tensors)
 
 
 # ----------------------------------------------------------------------------- the steps

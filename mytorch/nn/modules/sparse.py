@@ -68,16 +68,23 @@ class Embedding(Module):
         return embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                          self.scale_grad_by_freq, self.sparse)
 
-    def extra_repr(self) -> str:
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.padding_idx is not None:
-            s += f", padding_idx={self.padding_idx}"
+    def _norm_repr(self) -> str:
+        """The renormalisation options that differ from the defaults, as ``extra_repr`` shows
+        them (shared with ``EmbeddingBag``, which prints them in another place)."""
+        s = ""
         if self.max_norm is not None:
             s += f", max_norm={self.max_norm}"
         if self.norm_type != 2:
             s += f", norm_type={self.norm_type}"
         if self.scale_grad_by_freq is not False:
             s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        return s
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        s += self._norm_repr()
         if self.sparse is not False:
             s += ", sparse=True"
         return s
@@ -124,13 +131,7 @@ class EmbeddingBag(Embedding):
                              self.include_last_offset, self.padding_idx)
 
     def extra_repr(self) -> str:
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s = f"{self.num_embeddings}, {self.embedding_dim}" + self._norm_repr()
         s += f", mode='{self.mode}'"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
