@@ -134,17 +134,23 @@ def cmd_book(project: Project, args: argparse.Namespace) -> int:
     if not project.chapters():
         print("no chapters/NN_slug.md found: nothing to build")
         return 1
-    # the pages are the executed notebooks: bring stale ones up to date first (unchanged: no run)
-    report = sync(project, write=True, only_stale=True, timeout=args.timeout,
-                  progress=lambda message: print(message, flush=True))
-    for path in report.stale:
-        print(f"wrote {path.relative_to(project.root)}")
+    # The pages are the committed, executed notebooks of notebooks/: `make book` writes nothing but
+    # build/, so a student's answers in exercises/ never reach a tracked file or the web edition.
+    report = sync(project, write=False)
+    chapters = [p for p in report.stale if p.parent.name != "exercises"]
+    if chapters:
+        print(f"note: {len(chapters)} stored chapter notebook(s) differ from chapters/ (e.g. "
+              f"{chapters[0].relative_to(project.root)}); the web edition shows the stored ones. "
+              "Authors: `make colab` executes the chapters into notebooks/ / 网页版显示的是已提交的笔记本")
     try:
         index = build(project, quiet=not args.verbose)
     except WebError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"✓ web edition built: open {index.relative_to(project.root)} (works offline)")
+    site = index.parent.relative_to(project.root)
+    print(f"✓ web edition built: open {index.relative_to(project.root)} (works offline)\n"
+          f"  搜索结果的摘要需要经由网址打开 / search snippets need the pages served, not opened as files:\n"
+          f"  python -m http.server --directory {site} 8000   →   http://localhost:8000/")
     return 0
 
 

@@ -52,12 +52,22 @@ class BookContentsManager(AsyncTextFileContentsManager):
             content = restore_language(model["content"])
             spec = content.get("metadata", {}).get("kernelspec")
             if isinstance(spec, dict):
-                # JupyterLab sends {name, display_name, language}; the book's front matter (like
-                # every .ipynb) has the keys sorted, and jupytext writes them in the order given
+                # jupytext writes the keys in the order given; the book's front matter has them in
+                # the order JupyterLab sends them, so a save from any Lab (ours, Binder's, a plain
+                # `jupyter lab`) writes the file back unchanged
                 content = copy.deepcopy(content)
-                content["metadata"]["kernelspec"] = dict(sorted(spec.items()))
+                content["metadata"]["kernelspec"] = in_lab_order(spec)
             model = dict(model, content=content)
         return await super().save(model, path)
+
+
+KERNELSPEC_ORDER = ("name", "display_name", "language")  # JupyterLab's own order
+
+
+def in_lab_order(spec: dict) -> dict:
+    """``spec`` with its keys in the order JupyterLab writes a kernelspec (others after them)."""
+    return {**{k: spec[k] for k in KERNELSPEC_ORDER if k in spec},
+            **{k: v for k, v in spec.items() if k not in KERNELSPEC_ORDER}}
 
 
 def with_language_info(nb) -> None:
