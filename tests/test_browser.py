@@ -150,6 +150,14 @@ def test_search_finds_every_chapter_by_its_title_and_labels_speak_the_pages_lang
     for label in unwanted:
         assert not re.search(rf">\s*{label}|placeholder=\"{label}|aria-label=\"{label}", chapter_page), \
             f"{lang} pages show the other language's label {label!r}"
+    for width in (1280, 700):  # the zh / en switch is whole and on top, not under the sticky bar
+        page.set_viewport_size({"width": width, "height": 600})
+        page.goto((site / "02_autograd.html").as_uri())
+        covered = page.eval_on_selector("a.mytorch-lang-switch", """e => {
+            const r = e.getBoundingClientRect();
+            return [[r.left + 3, r.top + 3], [r.right - 3, r.top + 3], [r.left + r.width / 2, r.bottom - 3]]
+                .filter(([x, y]) => !e.contains(document.elementFromPoint(x, y))).length; }""")
+        assert covered == 0, f"{lang}, {width}px wide: the language switch is partly covered"
     misses = []
     chapters = Project(ROOT).chapters()
     probes = [(chapter_title(read_notebook(c), lang), c.stem) for c in chapters]
