@@ -159,6 +159,14 @@ def cmd_grade(project: Project, args: argparse.Namespace) -> int:
     from bookkit.grader.sandbox import Limits
 
     files = args.files or project.exercises()
+    if args.chapter:
+        chosen = [p for p in files if Path(p).name.startswith(f"{args.chapter}_")]
+        if not chosen:
+            names = ", ".join(sorted({Path(p).name[:2] for p in files})) or "none"
+            print(f"error: no exercises for chapter {args.chapter} (第 {args.chapter} 章没有练习); "
+                  f"chapters with exercises: {names}. E.g. make check CH=02", file=sys.stderr)
+            return 2
+        files = chosen
     if not files:
         print("no exercises/NN_slug_exercises.md found: nothing to grade")
         return 0
@@ -253,7 +261,7 @@ def cmd_mine(project: Project, args: argparse.Namespace) -> int:
     from bookkit.mine import run
 
     tests = list(args.tests) + (["-k", args.keyword] if args.keyword else [])
-    return run(project, args.source, args.jobs, tests, not args.no_chapters)
+    return run(project, args.source, args.jobs, tests, not args.no_chapters, args.chapter)
 
 
 def cmd_lab(project: Project, args: argparse.Namespace) -> int:
@@ -281,6 +289,13 @@ def cmd_bench_grade(project: Project, args: argparse.Namespace) -> int:
     from bookkit.grader.bench import bench
 
     return bench(project.root, args.n, args.jobs)
+
+
+def _chapter(text: str) -> str:
+    """A chapter number as the files name it: 2 or 02 -> "02"."""
+    if not text.isdigit() or len(text) > 2:
+        raise argparse.ArgumentTypeError(f"must be a chapter number like 02, not {text!r}")
+    return f"{int(text):02d}"
 
 
 def _count(text: str, unit: str = "") -> int:
@@ -353,6 +368,7 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("grade", help="run visible exercise tests, print a verdict table")
     p.add_argument("files", nargs="*", type=Path, help="exercise notebooks (default: exercises/)")
     p.add_argument("--timeout", type=_timeout, default=600, help="seconds per cell (default 600)")
+    p.add_argument("--chapter", type=_chapter, default=None, help="only this chapter's exercises (e.g. 02)")
     p.set_defaults(func=cmd_grade)
 
     p = sub.add_parser("grade-class", help="grade a class: gradebook, summary, bilingual feedback")
@@ -377,6 +393,8 @@ def make_parser() -> argparse.ArgumentParser:
                    help="folder (or notebook) with your pieces (default: exercises/)")
     p.add_argument("--jobs", type=_positive, default=2, help="pytest workers (default 2)")
     p.add_argument("--no-chapters", action="store_true", help="only the tests, not the chapters")
+    p.add_argument("--chapter", type=_chapter, default=None,
+                   help="only this chapter (e.g. 02): its pieces are yours, the rest the reference")
     p.add_argument("-k", dest="keyword", default=None, help="only tests matching this expression")
     p.add_argument("tests", nargs="*", help="test files or node ids (default: all)")
     p.set_defaults(func=cmd_mine)
