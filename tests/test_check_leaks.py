@@ -127,3 +127,17 @@ def test_cli_with_the_real_registry(book: Path, capsys: pytest.CaptureFixture[st
 def test_the_makefile_lint_runs_it() -> None:
     lint = (ROOT / "Makefile").read_text(encoding="utf-8").split("\nlint:")[1].split("\n\n")[0]
     assert "check-leaks" in lint
+
+
+def test_solution_only_prose_is_left_out_of_the_student_version() -> None:
+    """The derivation an exercise asks for is written after it in solutions/ only (issue 20)."""
+    from bookkit.exercises import strip_solutions
+
+    text = (ROOT / "tests" / "fixtures" / "sample_chapter.md").read_text(encoding="utf-8")
+    secret = ('+++ {"lang": "zh", "solution": true}\n\n推导：c(t) = 1 - β^t。\n\n'
+              '+++ {"lang": "en", "solution": true}\n\nDerivation: c(t) = 1 - β^t.\n\n')
+    source = text.replace('+++ {"lang": "zh"}\n\n## 小结', secret + '+++ {"lang": "zh"}\n\n## 小结')
+    assert "1 - β^t" in source
+    student = strip_solutions(source)
+    assert "1 - β^t" not in student and '"solution"' not in student
+    assert student == text  # everything else byte for byte
