@@ -112,6 +112,7 @@ lint: $(STAMP) ## 作者：快速同步检查（不执行）/ contributors: the 
 	$(BOOKKIT) exercises --check
 	$(BOOKKIT) colab --check
 	$(BOOKKIT) check-outputs
+	$(BOOKKIT) check-leaks
 
 test: lint ## 作者：全部检查和测试（CI 跑的就是它）/ contributors: lint, every test incl. nbval, then the library's tests on the solutions' pieces (what CI runs)
 	$(PY) -m pytest -n $(JOBS)

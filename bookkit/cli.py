@@ -16,6 +16,7 @@ commands:
   check-teaches    chapters only use mytorch API taught so far (front matter `teaches:`)
   check-links      Colab / Binder links name the configured repository and existing files
   check-outputs    outputs the prose quotes (cell metadata `quotes`) are what the cells print
+  check-leaks      no chapter or stored output shows an exercise's reference body
   exercises        regenerate exercises/ from solutions/ (--check: fail if stale)
   colab            execute the chapters into notebooks/{zh,en}/ (--check: fail if stale)
   book             the web edition: build/web/index.html (Sphinx; works offline)
@@ -59,6 +60,13 @@ def cmd_check_outputs(project: Project, args: argparse.Namespace) -> int:
     if not problems:
         print(f"  {count} quoted output(s) found in the stored outputs")
     return status
+
+
+def cmd_check_leaks(project: Project, args: argparse.Namespace) -> int:
+    from bookkit.leaks import check
+
+    problems, count = check(project)
+    return print_problems("check-leaks", problems, count, project.root)
 
 
 def cmd_check_teaches(project: Project, args: argparse.Namespace) -> int:
@@ -346,6 +354,9 @@ def make_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check-outputs", help="check outputs the prose quotes appear in the stored outputs")
     p.set_defaults(func=cmd_check_outputs)
+
+    p = sub.add_parser("check-leaks", help="check no chapter or stored output shows a piece's body")
+    p.set_defaults(func=cmd_check_leaks)
 
     p = sub.add_parser("exercises", help="regenerate exercises/ from solutions/")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 listing stale files")
