@@ -275,7 +275,7 @@ def cmd_mine(project: Project, args: argparse.Namespace) -> int:
 def cmd_lab(project: Project, args: argparse.Namespace) -> int:
     import os
 
-    from bookkit.lab import command, free_port_after, install_settings, port_is_free
+    from bookkit.lab import choose_language, command, free_port_after, install_settings, port_is_free
 
     if args.install_settings:
         install_settings(project.root)
@@ -288,9 +288,20 @@ def cmd_lab(project: Project, args: argparse.Namespace) -> int:
               f"先关掉它，或者运行 `make lab PORT={free}`。", file=sys.stderr)
         return 1
     install_settings(project.root)
+    choose_language(project.root, args.lang)  # `python -m bookkit lang` switches it later, no restart
     argv = command(project, args.port, browser=not args.no_browser, lang=args.lang)
     os.execv(argv[0], argv)  # JupyterLab takes over this process (Ctrl-C stops it)
     return 0  # pragma: no cover - execv does not return
+
+
+def cmd_lang(project: Project, args: argparse.Namespace) -> int:
+    from bookkit.lab import choose_language
+
+    choose_language(project.root, args.lang)
+    shown = {"both": "中文和英文 / both languages", "zh": "只显示中文 / Chinese only", "en": "English only / 只显示英文"}
+    print(f"✓ {shown[args.lang]}. 在 JupyterLab 里重新打开章节（或 File → Reload Notebook from Disk）即可，"
+          "不用重启 / reopen the chapter in JupyterLab (or File → Reload Notebook from Disk): no restart needed")
+    return 0
 
 
 def cmd_bench_grade(project: Project, args: argparse.Namespace) -> int:
@@ -398,6 +409,10 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--install-settings", action="store_true",
                    help="only install lab/'s settings into this environment (Binder's postBuild)")
     p.set_defaults(func=cmd_lab)
+
+    p = sub.add_parser("lang", help="switch the language JupyterLab shows (no restart)")
+    p.add_argument("lang", choices=("both", "zh", "en"), help="both languages, zh or en")
+    p.set_defaults(func=cmd_lang)
 
     p = sub.add_parser("mine", help="run the tests and chapters on your own pieces")
     p.add_argument("--source", type=Path, default=None,

@@ -42,8 +42,9 @@ class BookContentsManager(AsyncTextFileContentsManager):
     async def get(self, path, content=True, type=None, format=None, **kwargs):  # noqa: A002
         model = await super().get(path, content=content, type=type, format=format, **kwargs)
         if content and model.get("type") == "notebook":
-            if self.lang != "both":
-                model["content"] = hide_language(model["content"], other(self.lang))
+            lang = chosen_language(Path(self.root_dir), self.lang)
+            if lang != "both":
+                model["content"] = hide_language(model["content"], other(lang))
             with_language_info(model["content"])
         return model
 
@@ -85,6 +86,29 @@ def with_language_info(nb) -> None:
     except ImportError:
         return
     nb["metadata"]["language_info"] = copy.deepcopy(IPythonKernel.language_info)
+
+
+LANG_FILE = Path("build") / "lab-language"  # under the book's root; `bookkit lang` writes it
+
+
+def chosen_language(root: Path, default: str = "both") -> str:
+    """The reading language chosen with ``python -m bookkit lang zh|en|both`` (read at every opening,
+    so a switch needs no server restart: reopen or reload the notebook), else ``default``."""
+    try:
+        lang = (root / LANG_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return default
+    return lang if lang in LANG_CHOICES else default
+
+
+def choose_language(root: Path, lang: str) -> Path:
+    """Record ``lang`` as the reading language of the book at ``root``; returns the file written."""
+    if lang not in LANG_CHOICES:
+        raise ValueError(f"lang must be one of {', '.join(LANG_CHOICES)}, not {lang!r}")
+    path = root / LANG_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(lang + "\n", encoding="utf-8")
+    return path
 
 
 def other(lang: str) -> str:
