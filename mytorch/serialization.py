@@ -825,8 +825,9 @@ def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
         name = os.fspath(f)
         if not os.path.exists(name):
             raise FileNotFoundError(2, "No such file or directory", name)
+        use_mmap: Any = ("str" if isinstance(f, str) else True) if mmap else False
         with open(name, "rb") as fh:
-            return _load(fh, name, map_location, weights_only, bool(mmap), pickle_load_args)
+            return _load(fh, name, map_location, weights_only, use_mmap, pickle_load_args)
     if mmap:
         raise ValueError("f must be a file path in order to use the mmap argument")
     if not (hasattr(f, "read") and hasattr(f, "seek")):
@@ -836,15 +837,18 @@ def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
                  pickle_load_args)
 
 
-def _load(fh: BinaryIO, name: str, map_location: Any, weights_only: bool, use_mmap: bool,
+def _load(fh: BinaryIO, name: str, map_location: Any, weights_only: bool, use_mmap: Any,
           pickle_load_args: dict) -> Any:
+    """``use_mmap``: False, True, or ``"str"`` when ``f`` was given as a str (torch's messages
+    name the file then)."""
     pickle_load_args.setdefault("encoding", "utf-8")
     head, _ = _peek(fh)
     if head[:1] == b"\x80" and not zipfile.is_zipfile(fh):   # a pickle, not a zip: the legacy format
         if use_mmap:
-            raise RuntimeError("mmap can only be used with files saved with "
-                               "`torch.save(_use_new_zipfile_serialization=True), please torch.save "
-                               "your checkpoint with this option in order to use mmap.")
+            shown = f"{name}, " if use_mmap == "str" else ""    # torch names only a str path
+            raise RuntimeError(f"mmap can only be used with files saved with `torch.save({shown}"
+                               "_use_new_zipfile_serialization=True), please torch.save your "
+                               "checkpoint with this option in order to use mmap.")
         loader: _Loader = _LegacyLoader(fh, name, map_location)
     else:
         loader = _Loader(fh, name, map_location, use_mmap)
