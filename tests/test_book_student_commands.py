@@ -30,7 +30,7 @@ def _bookkit(*argv: str, hide: tuple[str, ...] = (), cwd: Path = ROOT) -> subpro
 def test_make_mine_without_pytest_says_it_tested_nothing_and_fails() -> None:
     proc = _bookkit("mine", "--jobs", "1", "--no-chapters", hide=("pytest",))
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "lacks pytest" in proc.stderr and "pip install pytest" in proc.stderr
+    assert "lacks pytest" in proc.stderr and "-m pip install pytest" in proc.stderr
     assert "yours" not in proc.stdout and "✓" not in proc.stdout, "a run that tested nothing printed a verdict"
 
 
