@@ -392,6 +392,38 @@ def test_a_hung_rank_is_reported_by_the_timeout(tmp_path):
     assert "rank 1: no answer (busy outside mytorch.distributed, hung, or exited)" in proc.stderr
 
 
+MONITORED = """
+import time
+from datetime import timedelta
+import mytorch.distributed as dist
+
+dist.init_process_group("gloo")
+r = dist.get_rank()
+dist.monitored_barrier(timeout=timedelta(seconds=30))          # everybody arrives: no error
+for wait_all in (False, True):                                   # ranks 1 and 2 never come
+    if r == 0:
+        start = time.monotonic()
+        try:
+            dist.monitored_barrier(timeout=timedelta(seconds=0.3), wait_all_ranks=wait_all)
+            raise AssertionError("monitored_barrier let rank 0 through without ranks 1 and 2")
+        except RuntimeError as e:
+            print(f"wait_all_ranks={wait_all}: {e} after {time.monotonic() - start:.1f} s", flush=True)
+    dist.barrier()
+print("rank", r, "OK", flush=True)
+"""
+
+
+def test_monitored_barrier_names_the_late_ranks_like_torch(tmp_path):
+    proc = launch(tmp_path, MONITORED, 3)
+    assert_ok(proc, 3)
+    # torch/gloo's messages, word for word
+    assert "wait_all_ranks=False: [Rank 0]: Rank 1 failed to pass monitoredBarrier in 300 ms" in proc.stdout
+    assert "wait_all_ranks=True: [Rank 0]: Ranks 1, 2 failed to pass monitoredBarrier in 300 ms" in proc.stdout
+    waited = [float(line.rsplit(" after ", 1)[1].split()[0]) for line in proc.stdout.splitlines()
+              if line.startswith("wait_all_ranks=")]
+    assert len(waited) == 2 and all(0.25 <= t < 10 for t in waited), proc.stdout  # the timeout, not 30 s
+
+
 ENV = """
 import os, mytorch.distributed as dist
 keys = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",
