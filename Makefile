@@ -76,8 +76,8 @@ ifeq ($(STAMP),$(VENV)/.installed)
 $(LAB_STAMP): pyproject.toml
 	@test -x $(PY) || $(BOOTPY) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip || echo "note: could not upgrade pip (offline?); going on with this one"
-	$(PY) -m pip install 'torch==2.13.0' --extra-index-url $(TORCH_CPU_INDEX)
-	$(PY) -m pip install -e '.[lab]'
+	$(PY) -m pip install --no-deps 'torch==2.13.0' --index-url $(TORCH_CPU_INDEX)
+	$(PY) -m pip install 'torch==2.13.0' -e '.[lab]'
 	@touch $@
 # The web edition (make book) adds Sphinx and its theme.
 $(WEB_STAMP): $(LAB_STAMP)

@@ -115,7 +115,8 @@ def test_students_get_a_light_environment_with_cpu_only_torch(tmp_path: Path) ->
     for target in ("lab", "check", "mine"):
         plan = subprocess.run(["make", "-n", target, f"VENV={venv}"], cwd=ROOT, capture_output=True,
                               text=True, timeout=60, env={**os.environ, "MYTORCH_PYTHON": ""}).stdout
-        assert "'torch==2.13.0' --extra-index-url https://download.pytorch.org/whl/cpu" in plan, plan
+        # torch alone from the CPU index (no fallback to PyPI's CUDA build), then its dependencies
+        assert "--no-deps 'torch==2.13.0' --index-url https://download.pytorch.org/whl/cpu" in plan, plan
         assert "-e '.[lab]'" in plan and ".[dev" not in plan and "[web" not in plan, plan
     plan = subprocess.run(["make", "-n", "test", f"VENV={venv}"], cwd=ROOT, capture_output=True, text=True,
                           timeout=60, env={**os.environ, "MYTORCH_PYTHON": ""}).stdout
