@@ -96,6 +96,7 @@ from .utils import training as _training  # noqa: F401  (mytorch only: chapter 1
 
 # ---------------------------------------------------------------- 9. tools: the profiler
 from . import profiler  # noqa: F401  (and torch.autograd.profiler, which it builds on)
+from . import onnx  # noqa: F401  (torch.onnx.export; the onnx package is imported when it runs)
 
 globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, ... (legacy type objects)
 for _name in autograd.__all__:  # autograd names its API lazily (its graph sits below the ops)
