@@ -1,0 +1,122 @@
+"""Sparse COO tensors against torch: creation, coalescing, conversions, products and sums, with the
+gradients of the values and of the dense operand (duplicated indices included)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import mytorch
+
+IDX = [[0, 1, 1, 0, 2], [2, 0, 2, 2, 1]]  # (0, 2) appears twice: uncoalesced
+VAL = [3.0, 4.0, 5.0, 1.0, -2.0]
+
+
+def _both(fn):
+    """``fn(lib)`` for torch and mytorch."""
+    return fn(torch), fn(mytorch)
+
+
+def _close(a, b):
+    np.testing.assert_allclose(np.asarray(b.detach().numpy()), a.detach().numpy(), rtol=1e-6,
+                               atol=1e-6)
+
+
+def _coo(lib, values=VAL, size=(3, 3), **kw):
+    return lib.sparse_coo_tensor(lib.tensor(IDX), lib.tensor(values, **kw), size)
+
+
+def test_creation_attributes_and_repr():
+    ref, mine = _both(lambda lib: _coo(lib))
+    assert mine.layout is mytorch.sparse_coo and repr(mine.layout) == repr(ref.layout)
+    assert mine.is_sparse and not mytorch.zeros(2).is_sparse
+    assert mine.shape == ref.shape and mine.dim() == ref.dim() == 2 and mine.dtype == mytorch.float32
+    assert (mine._nnz(), mine.sparse_dim(), mine.dense_dim()) == (ref._nnz(), ref.sparse_dim(),
+                                                                   ref.dense_dim())
+    assert mine.is_coalesced() == ref.is_coalesced() is False
+    assert repr(mine) == repr(ref)
+    _close(ref._indices(), mine._indices())
+    with pytest.raises(RuntimeError, match="uncoalesced"):
+        mine.indices()
+    # the size is inferred from the indices, values may have dense dimensions
+    ref, mine = _both(lambda lib: lib.sparse_coo_tensor(lib.tensor(IDX), lib.ones(5, 2)))
+    assert mine.shape == ref.shape == (3, 3, 2) and repr(mine) == repr(ref)
+    assert isinstance(mine, mytorch.Tensor)
+
+
+def test_coalesce_to_dense_and_to_sparse():
+    ref, mine = _both(lambda lib: _coo(lib).coalesce())
+    assert mine.is_coalesced() and repr(mine).split("grad_fn")[0] == repr(ref).split("grad_fn")[0]
+    _close(ref.indices(), mine.indices())
+    _close(ref.values(), mine.values())
+    for r, m in [_both(lambda lib: _coo(lib).to_dense()),
+                 _both(lambda lib: lib.sparse_coo_tensor(lib.tensor(IDX), lib.arange(10.).reshape(5, 2),
+                                                         (3, 4, 2)).to_dense())]:
+        _close(r, m)
+    dense = [[0.0, 2.0, 0.0], [3.0, 0.0, -1.0]]
+    ref, mine = _both(lambda lib: lib.tensor(dense).to_sparse())
+    assert repr(mine) == repr(ref) and mine.is_coalesced()
+    ref, mine = _both(lambda lib: lib.tensor([[[0.0, 1.0], [0.0, 0.0]], [[2.0, 0.0], [0.0, 0.0]]])
+                      .to_sparse(1))
+    assert (mine.sparse_dim(), mine._nnz()) == (ref.sparse_dim(), ref._nnz()) == (1, 2)
+    _close(ref.to_dense(), mine.to_dense())
+    assert mine.to_dense().to_sparse().to_dense().shape == (2, 2, 2)
+
+
+@pytest.mark.parametrize("how", ["sparse.mm", "mm", "@", "method"])
+def test_sparse_times_dense_forward_and_backward(how):
+    rng = np.random.default_rng(0)
+    dense = rng.normal(size=(3, 4)).astype(np.float32)
+    up = rng.normal(size=(3, 4)).astype(np.float32)
+    out = {}
+    for lib in (torch, mytorch):
+        v = lib.tensor(VAL, requires_grad=True)
+        d = lib.tensor(dense, requires_grad=True)
+        s = lib.sparse_coo_tensor(lib.tensor(IDX), v, (3, 3))
+        y = {"sparse.mm": lambda: lib.sparse.mm(s, d), "mm": lambda: lib.mm(s, d),
+             "@": lambda: s @ d, "method": lambda: s.mm(d)}[how]()
+        (y * lib.tensor(up)).sum().backward()
+        out[lib] = y, v.grad, d.grad
+    for r, m in zip(out[torch], out[mytorch]):
+        _close(r, m)
+
+
+def test_gradients_through_to_sparse_coalesce_and_sum():
+    rng = np.random.default_rng(1)
+    x0 = rng.normal(size=(3, 3)).astype(np.float32) * (rng.random((3, 3)) > 0.4)
+    res = {}
+    for lib in (torch, mytorch):
+        x = lib.tensor(x0, requires_grad=True)
+        v = lib.tensor(VAL, requires_grad=True)
+        s = lib.sparse_coo_tensor(lib.tensor(IDX), v, (3, 3))
+        loss = (lib.sparse.mm(x.to_sparse(), lib.ones(3, 2)) ** 2).sum() \
+            + lib.sparse.sum(s.coalesce()) * 2 + (s.to_dense() ** 2).sum()
+        loss.backward()
+        res[lib] = loss, x.grad, v.grad
+    for r, m in zip(res[torch], res[mytorch]):
+        _close(r, m)
+
+
+def test_sparse_sum_over_dimensions():
+    for dim in [None, 0, 1, (0, 1), -1]:
+        ref, mine = _both(lambda lib: lib.sparse.sum(_coo(lib), dim) if dim is not None
+                          else lib.sparse.sum(_coo(lib)))
+        assert mine.layout is (mytorch.sparse_coo if ref.layout == torch.sparse_coo else mytorch.strided)
+        _close(ref.to_dense() if ref.is_sparse else ref, mine.to_dense() if mine.is_sparse else mine)
+    hybrid = np.arange(10.0, dtype=np.float32).reshape(5, 2)
+    for dim in [2, (0, 2), (0, 1)]:
+        ref, mine = _both(lambda lib: lib.sparse.sum(
+            lib.sparse_coo_tensor(lib.tensor(IDX), lib.tensor(hybrid), (3, 3, 2)), dim))
+        _close(ref.to_dense() if ref.is_sparse else ref, mine.to_dense() if mine.is_sparse else mine)
+
+
+def test_errors_like_torch():
+    s = _coo(mytorch)
+    with pytest.raises(RuntimeError, match="same nnz"):
+        mytorch.sparse_coo_tensor(mytorch.tensor(IDX), mytorch.ones(4))
+    with pytest.raises(RuntimeError, match="inconsistent"):
+        mytorch.sparse_coo_tensor(mytorch.tensor(IDX), mytorch.ones(5), (2, 3))
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        mytorch.sparse.mm(s, mytorch.ones(2, 2))
+    with pytest.raises(NotImplementedError, match="sparse"):
+        s.exp()
