@@ -34,6 +34,13 @@ def _log(lib, tb, log_dir) -> None:
                     dataformats="HWC")
         w.add_image("gray", (img[0] * 255).astype(np.uint8), 3, dataformats="HW")
         w.add_text("note", "hello, 你好", 4)
+        w.add_histogram_raw("raw", 0.0, 3.0, 4, 6.0, 14.0, [1.0, 2.0, 3.0], [1, 2, 1], 5)
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig = plt.figure(figsize=(1, 1), dpi=20)
+        plt.plot([0, 1], [1, 0])
+        w.add_figure("fig", fig, 6)
 
 
 def _read(path):
@@ -56,11 +63,11 @@ def test_event_files_read_back_like_torchs(tmp_path):
     for tag in ("loss/train", "lr"):
         a, b = mine.Scalars(tag), ref.Scalars(tag)
         assert [(e.step, e.value) for e in a] == [(e.step, e.value) for e in b]
-    for tag in ("weights", "few"):
+    for tag in ("weights", "few", "raw"):
         (a,), (b,) = mine.Histograms(tag), ref.Histograms(tag)
         assert a.step == b.step and a.histogram_value == b.histogram_value
-    assert sorted(mine.Tags()["images"]) == sorted(ref.Tags()["images"]) == ["chw", "gray", "hwc"]
-    for tag in ("chw", "hwc", "gray"):
+    assert sorted(mine.Tags()["images"]) == sorted(ref.Tags()["images"]) == ["chw", "fig", "gray", "hwc"]
+    for tag in ("chw", "hwc", "gray", "fig"):
         (a,), (b,) = mine.Images(tag), ref.Images(tag)
         assert (a.step, a.width, a.height) == (b.step, b.width, b.height)
         np.testing.assert_array_equal(_pixels(a.encoded_image_string), _pixels(b.encoded_image_string))
@@ -86,6 +93,8 @@ def test_default_log_dir_close_and_reopen(tmp_path, monkeypatch):
     assert [e.value for e in _read(w.get_logdir()).Scalars("x")] == [1.0, 2.0]
     with pytest.raises(NotImplementedError, match="add_graph"):
         w.add_graph(mytorch.nn.Linear(2, 2), mytorch.zeros(1, 2))
+    with pytest.raises(NotImplementedError, match="add_hparams"):
+        w.add_hparams({"lr": 0.1}, {"loss": 1.0})
     with pytest.raises(AssertionError, match="one element"):
         w.add_scalar("bad", mytorch.zeros(2), 0)
     w.close()

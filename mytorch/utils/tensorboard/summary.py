@@ -11,7 +11,8 @@ from tensorboard.compat.proto.tensor_pb2 import TensorProto
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData
 
-__all__ = ["make_np", "scalar", "histogram", "image", "text", "default_bins"]
+__all__ = ["make_np", "scalar", "histogram", "image", "text", "default_bins", "HistogramProto",
+           "Summary"]
 
 
 def make_np(x: Any) -> np.ndarray:

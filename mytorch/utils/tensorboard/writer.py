@@ -7,6 +7,7 @@ import time
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 from tensorboard.compat.proto.event_pb2 import Event, SessionLog
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
@@ -116,6 +117,35 @@ class SummaryWriter:
         """A batch of images, shown as one grid of up to 8 columns."""
         self.add_image(tag, img_tensor, global_step, walltime, dataformats)
 
+    def add_figure(self, tag: str, figure: Any, global_step: int | None = None, close: bool = True,
+                   walltime: float | None = None) -> None:
+        """A matplotlib figure (or a list of them, shown as a grid), rendered to an image."""
+        figures = figure if isinstance(figure, list) else [figure]
+        images = []
+        for fig in figures:
+            fig.canvas.draw()
+            w, h = fig.canvas.get_width_height(physical=True)
+            rgba = np.frombuffer(fig.canvas.buffer_rgba(), dtype=np.uint8).reshape(h, w, 4)
+            images.append(np.moveaxis(rgba[:, :, :3], 2, 0))
+            if close:
+                import matplotlib.pyplot as plt
+                plt.close(fig)
+        if isinstance(figure, list):
+            self.add_images(tag, np.stack(images), global_step, walltime)
+        else:
+            self.add_image(tag, images[0], global_step, walltime)
+
+    def add_histogram_raw(self, tag: str, min: float, max: float, num: int, sum: float,
+                          sum_squares: float, bucket_limits: Any, bucket_counts: Any,
+                          global_step: int | None = None, walltime: float | None = None) -> None:
+        """A histogram whose buckets you computed yourself (right limits and counts)."""
+        if len(bucket_limits) != len(bucket_counts):
+            raise ValueError("len(bucket_limits) != len(bucket_counts), see the document.")
+        hist = S.HistogramProto(min=min, max=max, num=num, sum=sum, sum_squares=sum_squares,
+                                bucket_limit=list(bucket_limits), bucket=list(bucket_counts))
+        self._get_file_writer().add_summary(S.Summary(value=[S.Summary.Value(tag=tag, histo=hist)]),
+                                            global_step, walltime)
+
     def add_text(self, tag: str, text_string: str, global_step: int | None = None,
                  walltime: float | None = None) -> None:
         self._get_file_writer().add_summary(S.text(tag, text_string), global_step, walltime)
@@ -145,3 +175,19 @@ class SummaryWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _not_implemented(name: str) -> Any:
+    def method(self: SummaryWriter, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(f"SummaryWriter.{name} is not implemented in mytorch "
+                                  "(scalars, histograms, images, figures and text are)")
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+for _name in ("add_hparams", "add_tensor", "add_image_with_boxes", "add_video", "add_audio",
+              "add_embedding", "add_pr_curve", "add_pr_curve_raw", "add_mesh", "add_onnx_graph",
+              "add_custom_scalars", "add_custom_scalars_multilinechart",
+              "add_custom_scalars_marginchart"):
+    setattr(SummaryWriter, _name, _not_implemented(_name))
+del _name
