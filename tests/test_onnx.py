@@ -65,6 +65,7 @@ def test_mlp_names_and_dynamic_batch():
                           dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}}, opset_version=17)
     assert [i.name for i in proto.graph.input] == ["x"]
     assert [o.name for o in proto.graph.output] == ["logits"]
+    assert proto.graph.node[-1].op_type == "Gemm" and proto.graph.node[-1].output[0] == "logits"
     assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
     assert proto.opset_import[0].version == 17
     assert {"0.weight", "0.bias", "3.weight"} <= {i.name for i in proto.graph.initializer}

@@ -59,6 +59,25 @@ def _value_info(onnx: Any, name: str, tensor: Any, dynamic: Any) -> Any:
     return helper.make_tensor_value_info(name, elem, dims)
 
 
+def _name_outputs(g: Any, values: list[str], names: list[str], inputs: set[str]) -> None:
+    """Give the graph's outputs their names: a node's output is renamed (its readers follow);
+    an input, a constant or a value returned twice goes through an Identity node."""
+    made = {o: node for node in g.nodes for o in node.output}
+    renamed: dict[str, str] = {}
+    for value, name in zip(values, names):
+        if value in made and value not in renamed and value not in inputs:
+            renamed[value] = name
+        else:
+            from onnx import helper
+            g.nodes.append(helper.make_node("Identity", [renamed.get(value, value)], [name],
+                                            name=f"/output/{name}"))
+    for node in g.nodes:
+        for field in (node.input, node.output):
+            for i, v in enumerate(field):
+                if v in renamed:
+                    field[i] = renamed[v]
+
+
 def export(model: Any, args: Any = (), f: Any = None, export_params: bool = True,
            verbose: bool = False, training: Any = TrainingMode.EVAL,
            input_names: Sequence[str] | None = None, output_names: Sequence[str] | None = None,
@@ -136,8 +155,7 @@ def export(model: Any, args: Any = (), f: Any = None, export_params: bool = True
     names_out = list(output_names or [])[:len(outs)]
     names_out += [("output" if len(outs) == 1 else f"output_{i}")
                   for i in range(len(names_out), len(outs))]
-    for t, n in zip(outs, names_out):
-        g.nodes.append(helper.make_node("Identity", [g.value(t)], [n], name=f"/output/{n}"))
+    _name_outputs(g, [g.value(t) for t in outs], names_out, set(names_in))
 
     inputs = [_value_info(onnx, n, t, dynamic_axes) for t, n in zip(arg_tensors, names_in)]
     outputs = [_value_info(onnx, n, t, dynamic_axes) for t, n in zip(outs, names_out)]
