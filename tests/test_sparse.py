@@ -120,3 +120,26 @@ def test_errors_like_torch():
         mytorch.sparse.mm(s, mytorch.ones(2, 2))
     with pytest.raises(NotImplementedError, match="sparse"):
         s.exp()
+
+
+def test_graph_network_idioms():
+    """What GCN/GAT programs do: int32 edge lists, eye + adjacency, casts, transposes, scaling."""
+    edges = np.array([[0, 1], [1, 2], [2, 0], [3, 1]], dtype=np.int32)
+    feats = np.random.default_rng(2).normal(size=(4, 3)).astype(np.float32)
+    res = {}
+    for lib in (torch, mytorch):
+        adj = lib.sparse_coo_tensor(edges.T, lib.ones(4), (4, 4), dtype=lib.int64)
+        assert adj._indices().dtype == lib.int64
+        full = lib.eye(4) + adj                      # dense + sparse: dense, promoted
+        assert full.layout == lib.strided and full.dtype == lib.float32
+        norm = lib.diag(1 / lib.sqrt(full.sum(1))) @ full
+        a = norm.to_sparse()
+        x = lib.tensor(feats, requires_grad=True)
+        y = lib.sparse.mm(a, x) + (2 * adj.float().t() @ x) - (-(adj.to(lib.float32) * 0.5)).to_dense() @ x
+        both = adj.float() + adj.t().float()
+        y.sum().backward()
+        res[lib] = full, y, x.grad, both.to_dense(), lib.sparse.sum(both, 1).to_dense()
+    for r, m in zip(res[torch], res[mytorch]):
+        _close(r, m)
+    with pytest.raises(RuntimeError, match=r"add\(sparse, dense\)"):
+        _coo(mytorch) + mytorch.ones(3, 3)

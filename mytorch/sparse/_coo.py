@@ -172,6 +172,72 @@ class SparseCooTensor(Tensor):
     def to_sparse(self, *args: Any, **kwargs: Any) -> "SparseCooTensor":
         return self
 
+    def to(self, *args: Any, **kwargs: Any) -> "SparseCooTensor":
+        """A dtype cast of the values and/or a move of both tensors to a device."""
+        values = self._sp_values.to(*args, **kwargs)
+        indices = self._sp_indices.to(values.device)
+        return SparseCooTensor._make(indices, values, self._sp_size, self._sp_coalesced)
+
+    def float(self) -> "SparseCooTensor":
+        return self.to(torch.float32)
+
+    def double(self) -> "SparseCooTensor":
+        return self.to(torch.float64)
+
+    def half(self) -> "SparseCooTensor":
+        return self.to(torch.float16)
+
+    def long(self) -> "SparseCooTensor":
+        return self.to(torch.int64)
+
+    def int(self) -> "SparseCooTensor":
+        return self.to(torch.int32)
+
+    def bool(self) -> "SparseCooTensor":
+        return self.to(torch.bool)
+
+    def cpu(self) -> "SparseCooTensor":
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> "SparseCooTensor":
+        return self.to("cuda" if device is None else device)
+
+    def t(self) -> "SparseCooTensor":
+        """The transpose of a 2-D sparse matrix: the two rows of indices swap."""
+        if self.sparse_dim() != 2 or self.dense_dim():
+            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, "
+                               f"but got {self.sparse_dim()} sparse and {self.dense_dim()} dense")
+        return SparseCooTensor._make(self._sp_indices.flip(0), self._sp_values,
+                                     self._sp_size[::-1], False)
+
+    # ------------------------------------------------------------------ arithmetic
+    def mul(self, other: Any) -> "SparseCooTensor":
+        """Times a number (or a one-element tensor): the values are scaled."""
+        if isinstance(other, Tensor) and (other.is_sparse or other.dim() > 0):
+            raise NotImplementedError("a sparse tensor times a tensor is not implemented in "
+                                      "mytorch: multiply by a number, or call .to_dense()")
+        return SparseCooTensor._make(self._sp_indices, self._sp_values * other, self._sp_size,
+                                     self._sp_coalesced)
+
+    __mul__ = __rmul__ = mul
+
+    def __neg__(self) -> "SparseCooTensor":
+        return self.mul(-1)
+
+    def add(self, other: Any, *, alpha: Any = 1) -> "SparseCooTensor":
+        """Sparse + sparse: both sets of entries, coalesced (dense + sparse is dense's add)."""
+        if not isinstance(other, SparseCooTensor):
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+        if other.shape != self.shape:
+            raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has "
+                               f"size {list(self.shape)} while other has size {list(other.shape)}")
+        values = torch.cat([self._sp_values, other._sp_values * alpha if alpha != 1
+                            else other._sp_values])
+        indices = torch.cat([self._sp_indices, other._sp_indices], 1)
+        return SparseCooTensor._make(indices, values, self._sp_size, False).coalesce()
+
+    __add__ = add
+
     # ------------------------------------------------------------------ products
     def mm(self, mat2: Tensor) -> Tensor:
         return mm(self, mat2)
@@ -211,8 +277,10 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Sequence[int] | None = No
     val = values if isinstance(values, Tensor) else torch.tensor(values, dtype=dtype)
     if idx.dim() != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(idx.shape)}")
-    if idx.dtype != torch.int64:
-        raise RuntimeError(f"indices must be an int64 tensor")
+    if not idx.dtype.is_floating_point and not idx.dtype.is_complex and idx.dtype != torch.bool:
+        idx = idx.to(torch.int64)  # int32 indices (from NumPy, say) are widened, as torch does
+    else:
+        raise RuntimeError("indices must be an int64 tensor")
     if val.dim() < 1 or val.shape[0] != idx.shape[1]:
         raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
                            f"{idx.shape[1]}, nnz from values: {val.shape[0] if val.dim() else 1}")
@@ -323,8 +391,15 @@ def sum(input: Tensor, dim: Any = None, dtype: Any = None) -> Tensor:
     return SparseCooTensor._make(idx, v, size, False).coalesce()
 
 
+def _dense_plus_sparse(sparse: SparseCooTensor, dense: Tensor, *, alpha: Any = 1,
+                       out: Tensor | None = None) -> Tensor:
+    """``dense + alpha * sparse`` (torch.add(dense, sparse)): a dense result."""
+    return torch.add(dense, sparse.to_dense(), alpha=alpha, out=out)
+
+
 def _install() -> None:
     """Register the sparse operations with the layout and attach the dense tensor's methods."""
+    sparse_coo.ops["radd"] = _dense_plus_sparse
     sparse_coo.ops["mm"] = _with_out(mm)
     sparse_coo.ops["matmul"] = _with_out(_matmul)
     Tensor.to_sparse = to_sparse  # type: ignore[method-assign]
