@@ -95,7 +95,7 @@ OPS["selu"] = _unary("Selu")
 
 
 @op("detach", "contiguous", "clone", "cpu", "cuda", "to", "float", "double", "half", "long",
-    "int", "short", "char", "byte", "bool", "type", "type_as")
+    "int", "short", "char", "byte", "bool", "type", "type_as", "data")
 def _identity(g: Graph, out: Any, input: Any, *args: Any, **kwargs: Any) -> None:
     """Copies, device moves and casts."""
     _bind(g, out, _as(g, input, _dt(out)) if _dt(input) != _dt(out)
@@ -319,9 +319,16 @@ def _transpose(g: Graph, out: Any, input: Any, dim0: int, dim1: int) -> None:
     _bind(g, out, g.op("Transpose", g.value(input), perm=perm))
 
 
-@op("t")
+@op("t", "T")
 def _t(g: Graph, out: Any, input: Any) -> None:
     _bind(g, out, g.op("Transpose", g.value(input), perm=list(range(input.dim()))[::-1]))
+
+
+@op("mT")
+def _mT(g: Graph, out: Any, input: Any) -> None:
+    perm = list(range(input.dim()))
+    perm[-2:] = perm[-1], perm[-2]
+    _bind(g, out, g.op("Transpose", g.value(input), perm=perm))
 
 
 @op("permute")

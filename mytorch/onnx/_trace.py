@@ -165,6 +165,11 @@ class Tracer:
                     continue
                 self.undo.append((owner, attr, value))
                 setattr(owner, attr, staticmethod(w) if isinstance(value, staticmethod) else w)
+        for attr, value in list(vars(Tensor).items()):  # x.T, x.mT, x.data: properties
+            if isinstance(value, property) and attr in ("T", "mT", "H", "mH", "data"):
+                self.undo.append((Tensor, attr, value))
+                setattr(Tensor, attr, property(self._wrap(value.fget, attr), value.fset, value.fdel,
+                                               value.__doc__))
         self.undo.append((Module, "__call__", Module.__dict__["__call__"]))
         Module.__call__ = self._call_module(Module.__dict__["__call__"])  # type: ignore[method-assign]
         return self
