@@ -143,3 +143,14 @@ def test_graph_network_idioms():
         _close(r, m)
     with pytest.raises(RuntimeError, match=r"add\(sparse, dense\)"):
         _coo(mytorch) + mytorch.ones(3, 3)
+
+
+def test_on_the_simulated_gpu():
+    with mytorch.cuda.simulated():
+        v = mytorch.tensor(VAL, device="cuda", requires_grad=True)
+        s = mytorch.sparse_coo_tensor(mytorch.tensor(IDX, device="cuda"), v, (3, 3))
+        d = mytorch.randn(3, 2, device="cuda", requires_grad=True)
+        (s @ d).sum().backward()
+        assert {str(t.device) for t in (s, v.grad, d.grad, s.coalesce()._indices(), s.to_dense(),
+                                        d.to_sparse()._indices())} == {"cuda:0"}
+        assert s.cpu().device.type == "cpu"

@@ -145,7 +145,7 @@ class SparseCooTensor(Tensor):
     def _linear(self) -> np.ndarray:
         """Each entry's position among the sparse dimensions, row-major."""
         sizes = self._sp_size[:self.sparse_dim()]
-        idx = self._sp_indices.numpy()
+        idx = self._sp_indices.cpu().numpy()
         return np.ravel_multi_index(tuple(idx), sizes) if idx.shape[1] else np.zeros(0, np.int64)
 
     def coalesce(self) -> "SparseCooTensor":
@@ -158,7 +158,7 @@ class SparseCooTensor(Tensor):
         summed = torch.zeros((len(unique),) + tuple(v.shape[1:]), dtype=v.dtype, device=v.device) \
             .index_add(0, torch.from_numpy(inverse.astype(np.int64)).to(v.device), v)
         idx = np.stack(np.unravel_index(unique, sizes)).astype(np.int64).reshape(len(sizes), -1)
-        return SparseCooTensor._make(torch.from_numpy(idx), summed, self._sp_size, True)
+        return SparseCooTensor._make(torch.from_numpy(idx).to(v.device), summed, self._sp_size, True)
 
     def to_dense(self, dtype: Any = None, *, masked_grad: bool | None = None) -> Tensor:
         """The dense tensor: duplicated indices add up."""
@@ -289,7 +289,8 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Sequence[int] | None = No
     if device is not None:
         idx, val = idx.to(device), val.to(device)
     sd = idx.shape[0]
-    top = idx.numpy().max(axis=1) + 1 if idx.shape[1] else np.zeros(sd, np.int64)
+    host = idx.cpu().numpy()
+    top = host.max(axis=1) + 1 if idx.shape[1] else np.zeros(sd, np.int64)
     if size is None:
         size = tuple(int(t) for t in top) + tuple(val.shape[1:])
     size = tuple(int(s) for s in size)
@@ -297,7 +298,7 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Sequence[int] | None = No
         raise RuntimeError(f"number of dimensions must be sparse_dim ({sd}) + dense_dim "
                            f"({val.dim() - 1}), but got {len(size)}")
     for d in range(sd):
-        if idx.shape[1] and (top[d] > size[d] or idx.numpy()[d].min() < 0):
+        if idx.shape[1] and (top[d] > size[d] or host[d].min() < 0):
             raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is "
                                f"{size[d]} but found index {int(top[d]) - 1}")
     if requires_grad:
@@ -319,7 +320,7 @@ def to_sparse(self: Tensor, sparse_dim: int | None = None, *, layout: Any = None
     idx = np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(sd, -1)
     pos = torch.from_numpy(idx).to(self.device)
     values = self[tuple(pos[d] for d in range(sd))]  # differentiable: gradients reach self
-    return SparseCooTensor._make(torch.from_numpy(idx), values, tuple(self.shape), True)
+    return SparseCooTensor._make(pos, values, tuple(self.shape), True)
 
 
 def _dense_to_dense(self: Tensor, dtype: Any = None, *, masked_grad: bool | None = None) -> Tensor:
