@@ -3,6 +3,7 @@ with the outputs mytorch computes (also at another batch size where the axis is 
 from __future__ import annotations
 
 import io
+import math
 
 import numpy as np
 import pytest
@@ -89,7 +90,7 @@ class CNN(nn.Module):
         super().__init__()
         self.conv1 = nn.Conv2d(1, 4, 3, padding=1)
         self.bn1 = nn.BatchNorm2d(4)
-        self.conv2 = nn.Conv2d(4, 8, 3, stride=1, padding="same", bias=False)
+        self.conv2 = nn.Conv2d(4, 8, 3, stride=1, padding="same", bias=False, padding_mode="reflect")
         self.pool = nn.MaxPool2d(2)
         self.avg = nn.AvgPool2d(2, ceil_mode=True)
         self.gap = nn.AdaptiveAvgPool2d(1)
@@ -251,7 +252,9 @@ def test_binary_cross_entropy_and_operators():
             z = (p ** 2).mean(dim=1, keepdim=True) + torch.cat([x, y], dim=1).sum(1, keepdim=True)
             z = z.unsqueeze(0).squeeze(0) @ torch.ones(1, 3) - x.max(dim=1).values[:, None]
             w = (x.T @ y.data).mT + x[:1].T
-            v = x[:, :1].expand(2, 3) + x.unsqueeze(0).transpose(0, 1)[:, 0]
+            v = x[:, :1].expand(2, 3) + x.unsqueeze(0).transpose(0, 1)[:, 0] + x[[-1], :]
+            v = F.pad(v, (1, 2)) + F.pad(v[None], (1, 2, 0, 0), mode="reflect")[0] \
+                + F.pad(v[None], (1, 2), mode="replicate")[0]
             return F.binary_cross_entropy(p, (y > 0).float()), z.permute(1, 0), x[:, 1:3].flatten(), w, v
 
     _check(M(), torch.randn(2, 3), torch.randn(2, 3))
@@ -283,3 +286,34 @@ def test_file_path_export_params_false_and_verbose(tmp_path, capsys):
     assert {i.name for i in proto.graph.input} == {"input", "weight", "bias"}
     assert not proto.graph.initializer
     assert not mytorch.onnx.is_in_onnx_export()
+
+
+def test_nanogpt_style_model():
+    """A causal mask buffer with masked_fill, positions from arange, the last position's logits."""
+    torch.manual_seed(10)
+
+    class GPT(nn.Module):
+        def __init__(self, vocab=11, t=6, c=8):
+            super().__init__()
+            self.wte, self.wpe = nn.Embedding(vocab, c), nn.Embedding(t, c)
+            self.ln = nn.LayerNorm(c)
+            self.attn, self.proj = nn.Linear(c, 3 * c), nn.Linear(c, c)
+            self.mlp = nn.Sequential(nn.Linear(c, 4 * c), nn.GELU(), nn.Linear(4 * c, c), nn.Dropout(0.1))
+            self.head = nn.Linear(c, vocab, bias=False)
+            self.register_buffer("bias", torch.tril(torch.ones(t, t)).view(1, 1, t, t))
+
+        def forward(self, idx):
+            b, t = idx.size()
+            x = self.wte(idx) + self.wpe(torch.arange(0, t, dtype=torch.long))
+            q, k, v = self.attn(self.ln(x)).split(8, dim=2)
+            q, k, v = (z.view(b, t, 2, 4).transpose(1, 2) for z in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+            att = att.masked_fill(self.bias[:, :, :t, :t] == 0, float("-inf"))
+            y = F.softmax(att, dim=-1) @ v
+            x = x + self.proj(y.transpose(1, 2).contiguous().view(b, t, 8))
+            x = x + self.mlp(self.ln(x))
+            return self.head(x[:, [-1], :])
+
+    model = GPT()
+    _check(model, torch.randint(0, 11, (2, 6)), dynamic={"in0": [0]},
+           again=(torch.randint(0, 11, (3, 6)),))

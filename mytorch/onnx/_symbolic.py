@@ -410,14 +410,34 @@ def _getitem(g: Graph, out: Any, input: Any, index: Any) -> None:
             ax += 1
         elif isinstance(p, (int, np.integer)):
             x = g.op("Gather", x, g.const(np.asarray(int(p), np.int64)), axis=ax)
-        elif _is_tensor(p) and _dt(p).kind in "iu" and tensors == 0:
-            x = g.op("Gather", x, _as(g, p, np.dtype(np.int64)), axis=ax)
-            ax += p.dim()
+        elif (_is_tensor(p) and _dt(p).kind in "iu" or isinstance(p, list)
+              and all(isinstance(i, (int, np.integer)) for i in p)) and tensors == 0:
+            idx = _as(g, p, np.dtype(np.int64)) if _is_tensor(p) else g.ints(p)
+            x = g.op("Gather", x, idx, axis=ax)
+            ax += p.dim() if _is_tensor(p) else 1
             tensors += 1
         else:
             raise _unsupported(g, "getitem", f"an index of type {type(p).__name__} "
                                "(boolean masks, several tensor indices)")
     _bind(g, out, x if x != g.value(input) else g.op("Identity", x))
+
+
+@op("pad")
+def _pad(g: Graph, out: Any, input: Any, pad: Sequence[int], mode: str = "constant",
+         value: Any = None) -> None:
+    """torch lists (left, right) pairs from the last dimension back; ONNX all begins, then ends."""
+    n = input.dim()
+    begins, ends = [0] * n, [0] * n
+    for i in range(len(pad) // 2):
+        begins[n - 1 - i], ends[n - 1 - i] = int(pad[2 * i]), int(pad[2 * i + 1])
+    onnx_mode = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
+                 "circular": "wrap"}.get(mode)
+    if onnx_mode is None or (onnx_mode == "wrap" and g.opset < 19) or min(begins + ends) < 0:
+        raise _unsupported(g, "pad", f"mode={mode!r} (circular needs opset 19), or negative pads")
+    ins = [g.value(input), g.ints(begins + ends)]
+    if onnx_mode == "constant":
+        ins.append(g.const(np.asarray(0 if value is None else value, _dt(out))))
+    _bind(g, out, g.op("Pad", *ins, mode=onnx_mode))
 
 
 # ------------------------------------------------------------------ reductions
