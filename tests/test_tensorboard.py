@@ -11,10 +11,10 @@ import torch
 import mytorch
 
 pytest.importorskip("tensorboard")
+import torch.utils.tensorboard as ttb  # noqa: E402
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 
 import mytorch.utils.tensorboard as mtb  # noqa: E402
-import torch.utils.tensorboard as ttb  # noqa: E402
 
 
 def _log(lib, tb, log_dir) -> None:
@@ -77,7 +77,7 @@ def test_event_files_read_back_like_torchs(tmp_path):
     dirs = [sorted(d.name for d in (tmp_path / lib).iterdir() if d.is_dir()) for lib in ("mine", "ref")]
     assert dirs[0] == dirs[1] == ["acc_train", "acc_val"]
     for run in ("acc_train", "acc_val"):
-        (a,), (b,) = _read(tmp_path / "mine" / run).Scalars("acc"), _read(tmp_path / "ref" / run).Scalars("acc")
+        (a,), (b,) = (_read(tmp_path / lib / run).Scalars("acc") for lib in ("mine", "ref"))
         assert (a.step, a.value) == (b.step, b.value)
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import inspect
 import io
 import os
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from . import errors
 from .errors import OnnxExporterError
@@ -49,7 +50,7 @@ def _onnx() -> Any:
     return onnx
 
 
-def _value_info(onnx: Any, name: str, tensor: Any, dynamic: Any) -> Any:
+def _value_info(name: str, tensor: Any, dynamic: Any) -> Any:
     from onnx import helper
     axes = dynamic.get(name, {}) if dynamic else {}
     if isinstance(axes, (list, tuple)):
@@ -157,8 +158,8 @@ def export(model: Any, args: Any = (), f: Any = None, export_params: bool = True
                   for i in range(len(names_out), len(outs))]
     _name_outputs(g, [g.value(t) for t in outs], names_out, set(names_in))
 
-    inputs = [_value_info(onnx, n, t, dynamic_axes) for t, n in zip(arg_tensors, names_in)]
-    outputs = [_value_info(onnx, n, t, dynamic_axes) for t, n in zip(outs, names_out)]
+    inputs = [_value_info(n, t, dynamic_axes) for t, n in zip(arg_tensors, names_in)]
+    outputs = [_value_info(n, t, dynamic_axes) for t, n in zip(outs, names_out)]
     inits = g.initializers
     if not export_params:  # the parameters become inputs the caller feeds
         params = set(param_names.values())
@@ -169,8 +170,8 @@ def export(model: Any, args: Any = (), f: Any = None, export_params: bool = True
         inputs += [helper.make_tensor_value_info(i.name, i.data_type, list(i.dims)) for i in inits]
     graph = helper.make_graph(g.nodes, "main_graph", inputs, outputs, inits)
     proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                              producer_name="mytorch", producer_version=mytorch.__version__
-                              if hasattr(mytorch, "__version__") else "")
+                              producer_name="mytorch", producer_version=mytorch.__version__)
+    # the IR version of the onnx package may be newer than the runtimes read: the opset's own
     proto.ir_version = min(proto.ir_version, 8 if opset <= 18 else 10)
     onnx.checker.check_model(proto)
     if verbose:

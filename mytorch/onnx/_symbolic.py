@@ -13,9 +13,11 @@ dimensions that stay in place (``0``), and the rest comes from ``-1``.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+from onnx import helper
 
 from ._graph import Graph
 from .errors import UnsupportedOperatorError
@@ -602,10 +604,9 @@ def _embedding(g: Graph, out: Any, input: Any, weight: Any, padding_idx: Any = N
 # ------------------------------------------------------------------ attention
 def _attention(g: Graph, q: str, k: str, v: str, scale: float, dt: np.dtype,
                mask: str | None) -> tuple[str, str]:
-    """softmax(q kᵀ · scale + mask) v over (…, L, E) values; returns (output, weights)."""
-    nd = 3
+    """softmax(q kᵀ · scale + mask) v over (B, L, E) values; returns (output, weights)."""
     scores = g.op("MatMul", g.op("Mul", q, g.const(np.asarray(scale, dt))),
-                  g.op("Transpose", k, perm=list(range(nd - 2)) + [nd - 1, nd - 2]))
+                  g.op("Transpose", k, perm=[0, 2, 1]))
     if mask is not None:
         scores = g.op("Add", scores, mask)
     weights = g.op("Softmax", scores, axis=-1)
@@ -738,7 +739,6 @@ def _cross_entropy(g: Graph, out: Any, input: Any, target: Any, weight: Any = No
 
 
 def _onnx_type(dt: np.dtype) -> int:
-    from onnx import helper
     return helper.np_dtype_to_tensor_dtype(np.dtype(dt))
 
 

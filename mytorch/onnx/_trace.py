@@ -21,7 +21,8 @@ from __future__ import annotations
 import functools
 import sys
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import mytorch
 from mytorch._tensor import Tensor
@@ -144,7 +145,7 @@ class Tracer:
         return __call__
 
     # ------------------------------------------------------------------ installing
-    def __enter__(self) -> "Tracer":
+    def __enter__(self) -> Tracer:
         ops = _operations()
         wrappers = {k: self._wrap(fn, name) for k, (fn, name) in ops.items()}
         owners = [m for n, m in list(sys.modules.items())

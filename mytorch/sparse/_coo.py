@@ -9,11 +9,13 @@ through the ordinary autograd graph; nothing here knows about autograd.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 import mytorch as torch
+
 from .._layout import sparse_coo
 from .._tensor import Size, Tensor
 
@@ -41,7 +43,7 @@ class SparseCooTensor(Tensor):
 
     @classmethod
     def _make(cls, indices: Tensor, values: Tensor, size: Sequence[int],
-              coalesced: bool) -> "SparseCooTensor":
+              coalesced: bool) -> SparseCooTensor:
         t = cls._wrap(values._data[:0], values.device)  # then the slots a Tensor has
         t._data = _NoArray()
         t._sp_indices, t._sp_values = indices, values
@@ -91,7 +93,7 @@ class SparseCooTensor(Tensor):
     def requires_grad(self, value: bool) -> None:
         self._sp_values.requires_grad_(value)
 
-    def requires_grad_(self, requires_grad: bool = True) -> "SparseCooTensor":
+    def requires_grad_(self, requires_grad: bool = True) -> SparseCooTensor:
         self._sp_values.requires_grad_(requires_grad)
         return self
 
@@ -137,7 +139,7 @@ class SparseCooTensor(Tensor):
     def is_coalesced(self) -> bool:
         return self._sp_coalesced
 
-    def detach(self) -> "SparseCooTensor":
+    def detach(self) -> SparseCooTensor:
         return SparseCooTensor._make(self._sp_indices, self._sp_values.detach(), self._sp_size,
                                      self._sp_coalesced)
 
@@ -148,7 +150,7 @@ class SparseCooTensor(Tensor):
         idx = self._sp_indices.cpu().numpy()
         return np.ravel_multi_index(tuple(idx), sizes) if idx.shape[1] else np.zeros(0, np.int64)
 
-    def coalesce(self) -> "SparseCooTensor":
+    def coalesce(self) -> SparseCooTensor:
         """Sorted indices without duplicates; the values of a duplicated index are summed."""
         if self._sp_coalesced:
             return self
@@ -169,40 +171,40 @@ class SparseCooTensor(Tensor):
         out = flat.reshape(self._sp_size)
         return out if dtype is None else out.to(dtype)
 
-    def to_sparse(self, *args: Any, **kwargs: Any) -> "SparseCooTensor":
+    def to_sparse(self, *args: Any, **kwargs: Any) -> SparseCooTensor:
         return self
 
-    def to(self, *args: Any, **kwargs: Any) -> "SparseCooTensor":
+    def to(self, *args: Any, **kwargs: Any) -> SparseCooTensor:
         """A dtype cast of the values and/or a move of both tensors to a device."""
         values = self._sp_values.to(*args, **kwargs)
         indices = self._sp_indices.to(values.device)
         return SparseCooTensor._make(indices, values, self._sp_size, self._sp_coalesced)
 
-    def float(self) -> "SparseCooTensor":
+    def float(self) -> SparseCooTensor:
         return self.to(torch.float32)
 
-    def double(self) -> "SparseCooTensor":
+    def double(self) -> SparseCooTensor:
         return self.to(torch.float64)
 
-    def half(self) -> "SparseCooTensor":
+    def half(self) -> SparseCooTensor:
         return self.to(torch.float16)
 
-    def long(self) -> "SparseCooTensor":
+    def long(self) -> SparseCooTensor:
         return self.to(torch.int64)
 
-    def int(self) -> "SparseCooTensor":
+    def int(self) -> SparseCooTensor:
         return self.to(torch.int32)
 
-    def bool(self) -> "SparseCooTensor":
+    def bool(self) -> SparseCooTensor:
         return self.to(torch.bool)
 
-    def cpu(self) -> "SparseCooTensor":
+    def cpu(self) -> SparseCooTensor:
         return self.to("cpu")
 
-    def cuda(self, device: Any = None, non_blocking: bool = False) -> "SparseCooTensor":
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> SparseCooTensor:
         return self.to("cuda" if device is None else device)
 
-    def t(self) -> "SparseCooTensor":
+    def t(self) -> SparseCooTensor:
         """The transpose of a 2-D sparse matrix: the two rows of indices swap."""
         if self.sparse_dim() != 2 or self.dense_dim():
             raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, "
@@ -211,7 +213,7 @@ class SparseCooTensor(Tensor):
                                      self._sp_size[::-1], False)
 
     # ------------------------------------------------------------------ arithmetic
-    def mul(self, other: Any) -> "SparseCooTensor":
+    def mul(self, other: Any) -> SparseCooTensor:
         """Times a number (or a one-element tensor): the values are scaled."""
         if isinstance(other, Tensor) and (other.is_sparse or other.dim() > 0):
             raise NotImplementedError("a sparse tensor times a tensor is not implemented in "
@@ -221,10 +223,10 @@ class SparseCooTensor(Tensor):
 
     __mul__ = __rmul__ = mul
 
-    def __neg__(self) -> "SparseCooTensor":
+    def __neg__(self) -> SparseCooTensor:
         return self.mul(-1)
 
-    def add(self, other: Any, *, alpha: Any = 1) -> "SparseCooTensor":
+    def add(self, other: Any, *, alpha: Any = 1) -> SparseCooTensor:
         """Sparse + sparse: both sets of entries, coalesced (dense + sparse is dense's add)."""
         if not isinstance(other, SparseCooTensor):
             raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")

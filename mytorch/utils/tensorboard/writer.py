@@ -170,7 +170,7 @@ class SummaryWriter:
             w.close()
         self.file_writer = self.all_writers = None
 
-    def __enter__(self) -> "SummaryWriter":
+    def __enter__(self) -> SummaryWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
