@@ -154,3 +154,23 @@ def test_on_the_simulated_gpu():
         assert {str(t.device) for t in (s, v.grad, d.grad, s.coalesce()._indices(), s.to_dense(),
                                         d.to_sparse()._indices())} == {"cuda:0"}
         assert s.cpu().device.type == "cpu"
+
+
+def test_gat_example_loading_code():
+    """pytorch/examples' GAT load_cora, on a small graph: a sparse diagonal scaling and eye + adj."""
+    rng = np.random.default_rng(3)
+    raw = (rng.random((6, 5)) > 0.5).astype(np.int32)
+    raw[2] = 0                                   # a node with no features: 1/0 -> inf -> 0
+    edges = np.array([[0, 1], [1, 2], [3, 4], [5, 0], [4, 4]], dtype=np.int32)
+    res = {}
+    for lib in (torch, mytorch):
+        features = lib.FloatTensor(raw)
+        scale_vector = 1 / lib.sum(features, dim=1)
+        scale_vector[scale_vector == float("inf")] = 0
+        scale_vector = lib.diag(scale_vector).to_sparse()
+        features = scale_vector @ features
+        adj_mat = lib.sparse_coo_tensor(edges.T, lib.ones(len(edges)), (6, 6), dtype=lib.int64)
+        adj_mat = lib.eye(6) + adj_mat
+        res[lib] = features, adj_mat, lib.where(adj_mat > 0, features @ features.T, -9e16)
+    for r, m in zip(res[torch], res[mytorch]):
+        _close(r, m)
