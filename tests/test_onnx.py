@@ -125,6 +125,15 @@ def test_conv1d_flatten_and_activations():
     _check(model, torch.randn(3, 2, 18), dynamic={"in0": {0: "n"}}, again=(torch.randn(2, 2, 18),))
 
 
+def test_dcgan_style_generator_and_vision_layers():
+    torch.manual_seed(11)
+    gen = nn.Sequential(nn.ConvTranspose2d(4, 6, 4, 1, 0, bias=False), nn.BatchNorm2d(6), nn.ReLU(True),
+                        nn.ConvTranspose2d(6, 3, 4, 2, 1, output_padding=1), nn.InstanceNorm2d(3, affine=True),
+                        nn.GroupNorm(1, 3), nn.Upsample(scale_factor=2), nn.Conv2d(3, 2, 3),
+                        nn.Upsample(size=(9, 9), mode="bilinear"), nn.Tanh())
+    _check(gen, torch.randn(2, 4, 1, 1), dynamic={"in0": [0]}, again=(torch.randn(3, 4, 1, 1),))
+
+
 class TextRNN(nn.Module):
     def __init__(self, kind, **kw):
         super().__init__()

@@ -520,6 +520,22 @@ def _conv(n: int) -> Callable:
 OPS.update(conv1d=_conv(1), conv2d=_conv(2), conv3d=_conv(3))
 
 
+def _conv_transpose(n: int) -> Callable:
+    def convert(g: Graph, out: Any, input: Any, weight: Any, bias: Any = None, stride: Any = 1,
+                padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                dilation: Any = 1) -> None:
+        p = _tuple(padding, n)
+        ins = [g.value(input), g.value(weight)] + ([g.value(bias)] if bias is not None else [])
+        _bind(g, out, g.op("ConvTranspose", *ins, kernel_shape=list(_shape(weight)[2:]),
+                           strides=_tuple(stride, n), pads=p + p, dilations=_tuple(dilation, n),
+                           output_padding=_tuple(output_padding, n), group=int(groups)))
+    return convert
+
+
+OPS.update(conv_transpose1d=_conv_transpose(1), conv_transpose2d=_conv_transpose(2),
+           conv_transpose3d=_conv_transpose(3))
+
+
 def _max_pool(n: int) -> Callable:
     def convert(g: Graph, out: Any, input: Any, kernel_size: Any, stride: Any = None,
                 padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
@@ -591,6 +607,63 @@ def _layer_norm(g: Graph, out: Any, input: Any, normalized_shape: Any, weight: A
     scale = g.value(weight) if weight is not None else g.const(np.ones(shape, dt))
     ins = [g.value(input), scale] + ([g.value(bias)] if bias is not None else [])
     _bind(g, out, g.op("LayerNormalization", *ins, axis=-len(shape), epsilon=float(eps)))
+
+
+@op("instance_norm")
+def _instance_norm(g: Graph, out: Any, input: Any, running_mean: Any = None, running_var: Any = None,
+                   weight: Any = None, bias: Any = None, use_input_stats: bool = True,
+                   momentum: float = 0.1, eps: float = 1e-5) -> None:
+    if not use_input_stats:
+        raise _unsupported(g, "instance_norm", "running statistics (track_running_stats in eval)")
+    c, dt = _shape(input)[1], _dt(out)
+    scale = g.value(weight) if weight is not None else g.const(np.ones(c, dt))
+    shift = g.value(bias) if bias is not None else g.const(np.zeros(c, dt))
+    _bind(g, out, g.op("InstanceNormalization", g.value(input), scale, shift, epsilon=float(eps)))
+
+
+@op("group_norm")
+def _group_norm(g: Graph, out: Any, input: Any, num_groups: int, weight: Any = None,
+                bias: Any = None, eps: float = 1e-5) -> None:
+    """Each group of channels normalised as one: InstanceNormalization over (N, groups, rest)."""
+    dt, G = _dt(out), int(num_groups)
+    x = g.value(input)
+    grouped = g.op("Reshape", x, g.ints([0, G, -1]))
+    normed = g.op("InstanceNormalization", grouped, g.const(np.ones(G, dt)),
+                  g.const(np.zeros(G, dt)), epsilon=float(eps))
+    y = g.op("Reshape", normed, g.op("Shape", x))
+    per_channel = [_shape(input)[1]] + [1] * (input.dim() - 2)
+    if weight is not None:
+        y = g.op("Mul", y, g.op("Reshape", g.value(weight), g.ints(per_channel)))
+    if bias is not None:
+        y = g.op("Add", y, g.op("Reshape", g.value(bias), g.ints(per_channel)))
+    _bind(g, out, y)
+
+
+@op("interpolate", "upsample")
+def _interpolate(g: Graph, out: Any, input: Any, size: Any = None, scale_factor: Any = None,
+                 mode: str = "nearest", align_corners: Any = None, recompute_scale_factor: Any = None,
+                 antialias: bool = False) -> None:
+    """Resize: by the scale factor when given (so other input sizes scale too), else to the size."""
+    modes = {"nearest": ("nearest", "asymmetric"), "linear": ("linear", None),
+             "bilinear": ("linear", None), "trilinear": ("linear", None)}
+    if mode not in modes or antialias:
+        raise _unsupported(g, "interpolate", f"mode={mode!r} (nearest and (bi/tri)linear only)")
+    onnx_mode, coords = modes[mode]
+    if coords is None:
+        coords = "align_corners" if align_corners else "pytorch_half_pixel"
+    n = input.dim() - 2
+    x = g.value(input)
+    if scale_factor is not None and not recompute_scale_factor:
+        scales = [1.0, 1.0] + [float(s) for s in (scale_factor if isinstance(scale_factor, (tuple, list))
+                                                  else [scale_factor] * n)]
+        res = g.op("Resize", x, "", g.const(np.asarray(scales, np.float32)), mode=onnx_mode,
+                   coordinate_transformation_mode=coords, nearest_mode="floor")
+    else:
+        sizes = g.op("Concat", g.op("Slice", g.op("Shape", x), g.ints([0]), g.ints([2])),
+                     g.ints(_shape(out)[2:]), axis=0)
+        res = g.op("Resize", x, "", "", sizes, mode=onnx_mode,
+                   coordinate_transformation_mode=coords, nearest_mode="floor")
+    _bind(g, out, res)
 
 
 @op("embedding")
