@@ -128,8 +128,8 @@ def test_conv1d_flatten_and_activations():
 def test_dcgan_style_generator_and_vision_layers():
     torch.manual_seed(11)
     gen = nn.Sequential(nn.ConvTranspose2d(4, 6, 4, 1, 0, bias=False), nn.BatchNorm2d(6), nn.ReLU(True),
-                        nn.ConvTranspose2d(6, 3, 4, 2, 1, output_padding=1), nn.InstanceNorm2d(3, affine=True),
-                        nn.GroupNorm(1, 3), nn.Upsample(scale_factor=2), nn.Conv2d(3, 2, 3),
+                        nn.ConvTranspose2d(6, 3, 4, 2, 1, output_padding=1),
+                        nn.InstanceNorm2d(3, affine=True), nn.GroupNorm(1, 3), nn.Upsample(scale_factor=2), nn.Conv2d(3, 2, 3),
                         nn.Upsample(size=(9, 9), mode="bilinear"), nn.Tanh())
     _check(gen, torch.randn(2, 4, 1, 1), dynamic={"in0": [0]}, again=(torch.randn(3, 4, 1, 1),))
 
@@ -243,11 +243,15 @@ def test_small_gpt_block_with_sdpa():
     (nn.MSELoss(), lambda: torch.randn(3, 4)),
     (nn.L1Loss(reduction="sum"), lambda: torch.randn(3, 4)),
     (nn.BCEWithLogitsLoss(), lambda: torch.rand(3, 4)),
+    (nn.SmoothL1Loss(beta=0.5), lambda: torch.randn(3, 4)),
+    (nn.HuberLoss(reduction="sum", delta=0.7), lambda: torch.randn(3, 4)),
+    (nn.KLDivLoss(reduction="batchmean"), lambda: torch.softmax(torch.randn(3, 4), 1)),
+    (nn.KLDivLoss(reduction="sum", log_target=True), lambda: torch.log_softmax(torch.randn(3, 4), 1)),
 ])
 def test_losses_forward(loss, target):
     torch.manual_seed(8)
     x = torch.randn(3, 4)
-    if isinstance(loss, nn.NLLLoss):
+    if isinstance(loss, (nn.NLLLoss, nn.KLDivLoss)):
         x = torch.log_softmax(x, 1)
     _check(loss, x, target())
 

@@ -786,6 +786,58 @@ def _pointwise_loss(squared: bool) -> Callable:
 OPS.update(mse_loss=_pointwise_loss(True), l1_loss=_pointwise_loss(False))
 
 
+def _smooth(g: Graph, out: Any, input: Any, target: Any, beta: float, scale: float,
+            reduction: str) -> None:
+    """``0.5 d²/β`` below ``β``, ``|d| - 0.5β`` above, times ``scale`` (Huber: β = δ, scale δ)."""
+    dt = _dt(out)
+    d = g.op("Abs", g.op("Sub", *_operands(g, out, input, target)))
+    c = lambda v: g.const(np.asarray(v, dt))  # noqa: E731
+    if beta == 0:
+        loss = d
+    else:
+        quad = g.op("Div", g.op("Mul", g.op("Mul", d, d), c(0.5)), c(beta))
+        loss = g.op("Where", g.op("Less", d, c(beta)), quad, g.op("Sub", d, c(0.5 * beta)))
+    if scale != 1:
+        loss = g.op("Mul", loss, c(scale))
+    _bind(g, out, _reduce_loss(g, loss, reduction))
+
+
+@op("smooth_l1_loss")
+def _smooth_l1(g: Graph, out: Any, input: Any, target: Any, size_average: Any = None,
+               reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> None:
+    _smooth(g, out, input, target, float(beta), 1.0, reduction)
+
+
+@op("huber_loss")
+def _huber(g: Graph, out: Any, input: Any, target: Any, reduction: str = "mean",
+           delta: float = 1.0, weight: Any = None) -> None:
+    if weight is not None:
+        raise _unsupported(g, "huber_loss", "weight")
+    _smooth(g, out, input, target, float(delta), float(delta), reduction)
+
+
+@op("kl_div")
+def _kl_div(g: Graph, out: Any, input: Any, target: Any, size_average: Any = None,
+            reduce: Any = None, reduction: str = "mean", log_target: bool = False) -> None:
+    """``target · (log target - input)`` (``0 · log 0`` is 0), or with a log target."""
+    dt = _dt(out)
+    x, t = _operands(g, out, input, target)
+    if log_target:
+        loss = g.op("Mul", g.op("Exp", t), g.op("Sub", t, x))
+    else:
+        zero = g.const(np.asarray(0, dt))
+        is_zero = g.op("Equal", t, zero)  # xlogy: 0 at t = 0, NaN below (as torch)
+        safe_log = g.op("Log", g.op("Where", is_zero, g.const(np.asarray(1, dt)), t))
+        loss = g.op("Where", is_zero, g.op("Neg", g.op("Mul", t, x)),
+                    g.op("Mul", t, g.op("Sub", safe_log, x)))
+    if reduction == "batchmean":
+        n = g.op("Cast", g.op("Gather", g.op("Shape", x), g.ints([0])), to=_onnx_type(dt))
+        _bind(g, out, g.op("Div", g.reduce("ReduceSum", loss, None, False),
+                           g.op("Squeeze", n, g.ints([0]))))
+        return
+    _bind(g, out, _reduce_loss(g, loss, reduction))
+
+
 @op("cross_entropy")
 def _cross_entropy(g: Graph, out: Any, input: Any, target: Any, weight: Any = None,
                    size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
