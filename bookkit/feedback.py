@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["check_equal", "check_close", "check_shape", "check_raises", "check_true", "forbid", "to_numpy",
-           "autograd_routes", "reference_of"]
+           "autograd_routes", "reference_of", "rules_of", "chapter_rules", "host_routes", "ROUTES",
+           "forbidden_message"]
 
 
 def to_numpy(value: Any) -> np.ndarray:
@@ -162,16 +163,15 @@ def check_true(condition: Any, what_zh: str, what_en: str, hint_zh: str = "", hi
 
 
 @functools.cache
-def _raiser(free: int, name: str) -> types.CodeType:
-    """Code that raises the bilingual 'not allowed' error, with ``free`` closure variables.
+def _raiser(free: int, message: str) -> types.CodeType:
+    """Code that raises ``message`` (see :func:`forbidden_message`) as a RuntimeError, with
+    ``free`` closure variables.
 
     A function's code can only be replaced by code with as many free variables as its closure;
     the raiser refers to them without using them. It names builtins only: it runs with the
     replaced function's globals.
     """
     names = [f"_free{i}" for i in range(free)]
-    message = (f"这道练习不许调用 {name}：请用更基本的运算自己实现 / "
-               f"this exercise does not allow calling {name}: build it from simpler operations")
     source = ("def _outer():\n" + "".join(f"    {n} = None\n" for n in names)
               + "    def _forbidden(*args, **kwargs):\n"
               + (f"        ({', '.join(names)},)\n" if names else "")
@@ -225,12 +225,12 @@ def _make_forbid(set_code: Callable[[types.FunctionType, types.CodeType], None])
             function = getattr(given, "__func__", given)  # a bound or class method
             if not isinstance(function, types.FunctionType):
                 raise TypeError(f"forbid() needs Python functions, not {given!r}")
-            name = function.__qualname__
+            message = forbidden_message(function)
             while isinstance(function, types.FunctionType):  # a wrapper and what it wraps
                 for twin in [function, *_copies(function)]:
                     if all(f is not twin for f, _ in saved):
                         saved.append((twin, twin.__code__))
-                        set_code(twin, _raiser(len(twin.__code__.co_freevars), name))
+                        set_code(twin, _raiser(len(twin.__code__.co_freevars), message))
                 function = getattr(function, "__wrapped__", None)
         try:
             yield
@@ -267,6 +267,128 @@ def reference_of(*names: str) -> tuple:
             if isinstance(fn, types.FunctionType) and fn not in out:
                 out.append(fn)
     return tuple(out)
+
+
+# ---------------------------------------------------------------- the rules of the exercises
+#: The routes each exercise's prompt rules out besides mytorch's own piece (``reference_of``):
+#: the ready-made functions that compute the same thing. Dotted paths, looked up when used;
+#: ``@host`` stands for :func:`host_routes`, ``@autograd`` for :func:`autograd_routes`. The
+#: check cells and the hidden tests both forbid ``rules_of(piece)``, so a student sees the same
+#: rules as the grader applies.
+ROUTES: dict[str, tuple[str, ...]] = {
+    "contiguous_strides": ("mytorch.Tensor.stride",),
+    "view_strides": ("mytorch._ops.shape._reshaped_view", "mytorch.Tensor.view", "mytorch.reshape",
+                     "mytorch.as_strided", "numpy.lib.stride_tricks.as_strided"),
+    "window_view": ("mytorch.Tensor.unfold", "mytorch.as_strided", "numpy.lib.stride_tricks.as_strided",
+                    "numpy.lib.stride_tricks.sliding_window_view"),
+    "gather_index": ("mytorch.gather", "mytorch.take_along_dim", "mytorch.from_numpy",
+                     "mytorch.as_tensor", "mytorch.asarray", "@host"),
+    "encode_one_hot": ("mytorch.nn.functional.one_hot", "mytorch.eye", "mytorch.from_numpy",
+                       "mytorch.as_tensor", "@host"),
+    "broadcast_shape": ("mytorch.broadcast_shapes", "mytorch.broadcast_tensors", "mytorch.broadcast_to",
+                        "mytorch.Tensor.expand", "numpy.broadcast_shapes"),
+    "unique_sorted": ("mytorch.unique", "mytorch.unique_consecutive", "mytorch.bincount", "numpy.unique",
+                      "mytorch.from_numpy", "mytorch.as_tensor", "@host"),
+    "unbroadcast": ("mytorch.Tensor.sum_to_size", "@autograd"),
+    "fan_in_and_fan_out": ("mytorch.nn.init._calculate_fan_in_and_fan_out",),
+    "nearest_source_index": ("mytorch.nn.functional.interpolate", "mytorch.nn.Upsample.forward"),
+    "max_pool2d_windows": ("mytorch.nn.functional.max_pool2d", "mytorch.nn.functional.max_pool2d_with_indices",
+                           "mytorch.nn.functional.adaptive_max_pool2d", "mytorch.nn.MaxPool2d.forward"),
+    "conv2d_unfold": ("mytorch.nn.functional.conv2d", "mytorch.nn.functional.conv_transpose2d",
+                      "mytorch.nn.Conv2d.forward"),
+    "batch_norm_train": ("mytorch.nn.functional.batch_norm", "mytorch.nn.functional.instance_norm",
+                         "mytorch.nn.functional.layer_norm", "mytorch.nn.functional.group_norm"),
+    "lstm_cell": ("mytorch.nn.LSTMCell.forward", "mytorch.nn.LSTM.forward"),
+    "huber": ("mytorch.nn.functional.huber_loss", "mytorch.nn.functional.smooth_l1_loss"),
+    "nll_loss_nd": ("mytorch.nn.functional.nll_loss", "mytorch.nn.functional.cross_entropy"),
+    "log_sum_exp": ("mytorch.logsumexp", "mytorch.Tensor.logsumexp", "mytorch.nn.functional.log_softmax",
+                    "mytorch.nn.functional.softmax", "mytorch.nn.functional.softplus"),
+    "cross_entropy_loss": ("mytorch.nn.functional.cross_entropy",),
+    "bce_with_logits": ("mytorch.nn.functional.binary_cross_entropy_with_logits",
+                        "mytorch.nn.functional.binary_cross_entropy", "mytorch.sigmoid", "mytorch.Tensor.sigmoid",
+                        "mytorch.nn.functional.logsigmoid", "mytorch.nn.functional.softplus"),
+    "kl_div_loss": ("mytorch.nn.functional.kl_div", "mytorch.nn.functional.cross_entropy"),
+    "split_lengths": ("mytorch.utils.data.random_split",),
+    "random_indices": ("mytorch.utils.data.RandomSampler.__iter__",),
+    "weighted_draw": ("mytorch.multinomial", "mytorch.Tensor.multinomial",
+                      "mytorch.utils.data.WeightedRandomSampler.__iter__"),
+    "batch_indices": ("mytorch.utils.data.BatchSampler.__iter__",),
+    "collate_nested": ("mytorch.utils.data.default_collate", "mytorch.utils.data._utils.collate.collate"),
+    "shard_range": ("mytorch.utils.data.ShardedIterableDataset.__iter__",),
+    "image_to_tensor": ("mytorch.vision.transforms.ToTensor.__call__",
+                        "mytorch.vision.transforms.functional.to_tensor"),
+    "normalize_channels": ("mytorch.vision.transforms.Normalize.__call__",
+                           "mytorch.vision.transforms.functional.normalize"),
+    "confusion_matrix": ("mytorch.bincount", "@host"),
+}
+
+
+def _resolve(path: str) -> tuple:
+    """The Python functions a ``ROUTES`` entry names (none when it does not exist here)."""
+    if path == "@host":
+        return host_routes()
+    if path == "@autograd":
+        return autograd_routes()
+    import importlib
+
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[cut:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return ()
+        obj = getattr(obj, "__func__", obj)
+        while not isinstance(obj, types.FunctionType) and hasattr(obj, "__wrapped__"):
+            obj = obj.__wrapped__  # a functools.cache or other wrapper object
+        return (obj,) if isinstance(obj, types.FunctionType) else ()
+    return ()
+
+
+def rules_of(*names: str) -> tuple:
+    """Everything the exercises of the pieces ``names`` rule out: mytorch's own implementation
+    of each piece (:func:`reference_of`) and the ready-made routes its prompt forbids
+    (``ROUTES``). The check cells call a piece inside ``with forbid(*rules_of(name)):``, and so
+    does the grader: calling mytorch's own version, by whatever route, fails visibly."""
+    out = list(reference_of(*names))
+    for name in names:
+        for path in ROUTES.get(name, ()):
+            out += [fn for fn in _resolve(path) if fn not in out]
+    return tuple(out)
+
+
+def chapter_rules(chapter: int) -> tuple:
+    """mytorch's own implementation of every piece of ``chapter``: the integration check runs
+    the chapter with all of a student's pieces plugged in and forbids these, so a piece that is
+    missing, or that hands the work back to the library, earns no integration points."""
+    from mytorch._pieces import REGISTRY
+
+    return reference_of(*[name for name, p in REGISTRY.items() if p.chapter == chapter])
+
+
+def forbidden_message(function: Callable) -> str:
+    """The bilingual sentence a call of the forbidden ``function`` fails with, in a check cell
+    and in the grader alike: which call, and why it is ruled out (mytorch's own version of the
+    piece asked for, or a ready-made route the exercise rules out)."""
+    function = getattr(function, "__func__", function)
+    where = f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', '?')}"
+    try:
+        from mytorch._pieces import REGISTRY
+
+        for name, p in REGISTRY.items():
+            if function in reference_of(name):
+                return (f"练习 {p.exercise} 要你自己写 `{name}`，你的代码却调用了 mytorch 自己的实现 "
+                        f"{where} / exercise {p.exercise} asks you to write `{name}`; your code calls "
+                        f"mytorch's own ({where})")
+    except Exception:  # a half-imported library: the plain sentence below still says which call
+        pass
+    name = getattr(function, "__qualname__", where)
+    return (f"这道练习不许调用 {name}：请用更基本的运算自己实现 / "
+            f"this exercise does not allow calling {name}: build it from simpler operations")
 
 
 def host_routes() -> tuple:
