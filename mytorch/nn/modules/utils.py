@@ -9,7 +9,7 @@ import collections.abc
 from itertools import repeat
 from typing import Any, Callable
 
-from ..._pieces import piece
+from ..._pieces import piece, pieces
 
 __all__ = ["_ntuple", "_single", "_pair", "_triple", "_quadruple", "_reverse_repeat_tuple",
            "consume_prefix_in_state_dict_if_present"]
@@ -54,3 +54,12 @@ def consume_prefix_in_state_dict_if_present(state_dict: dict, prefix: str) -> No
             # '' is the wrapper itself; 'module' (the prefix without its dot) the wrapped model
             if key and (key == prefix.replace(".", "") or key.startswith(prefix)):
                 metadata[key[len(prefix):]] = metadata.pop(key)
+
+
+_consume_prefix_piece = consume_prefix_in_state_dict_if_present  # the piece (exercise 08.4)
+
+
+def consume_prefix_in_state_dict_if_present(state_dict: dict, prefix: str) -> None:  # noqa: F811
+    """Strip ``prefix`` from the keys that start with it, in place (``_metadata`` too): torch's
+    public function, which runs the version of piece 08.4 switched on (yours after ``use_mine``)."""
+    pieces.consume_prefix_in_state_dict_if_present(state_dict, prefix)
