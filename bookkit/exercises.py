@@ -89,13 +89,13 @@ class SyncReport:
 def expected_files(solutions: list[Path], exercises_dir: Path) -> dict[Path, str]:
     """Map each solutions file (its piece cells copied from the library) and each exercise file
     to the text it should have."""
-    from bookkit.pieces import check_names, fill_pieces  # imports mytorch: only when needed
+    from bookkit.pieces import check_names, fill_pieces, unguarded_calls  # imports mytorch: only when needed
 
     wanted: dict[Path, str] = {}
     for src in solutions:
         text = src.read_text(encoding="utf-8")
         filled = fill_pieces(text, src)
-        problems = check_names(filled, src)
+        problems = check_names(filled, src) + unguarded_calls(filled, src)
         if problems:
             raise ExerciseError("\n".join(problems))
         wanted[src] = filled

@@ -178,3 +178,49 @@ def check_names(text: str, path: Path | str) -> list[str]:
                             "the public API, its setup imports and earlier pieces")
         available.add(name)
     return problems
+
+
+def _forbid_with(node: ast.AST) -> bool:
+    """A ``with`` statement one of whose items is ``forbid(...)``."""
+    return isinstance(node, ast.With) and any(
+        isinstance(i.context_expr, ast.Call) and isinstance(i.context_expr.func, ast.Name)
+        and i.context_expr.func.id == "forbid" for i in node.items)
+
+
+def unguarded_calls(text: str, path: Path | str = "<text>") -> list[str]:
+    """Problems: a graded cell that runs a piece outside ``with forbid(...)``.
+
+    The check cells and the hidden tests apply the grader's rules visibly: every use of a piece
+    (a call, ``plugged(name=name)``, ``chapter_pieces(...)``) sits inside a ``with`` block that
+    forbids mytorch's own implementation of it (``rules_of``, ``reference_of``,
+    ``chapter_rules``). So a piece that hands the work back to the library fails the visible
+    check with the reason, exactly as it fails in grading.
+    """
+    lines = text.split("\n")
+    names = set(piece_cells(text))
+    problems: list[str] = []
+    for _opened, start, close, meta in _cells(lines):
+        if "grade" not in meta:
+            continue
+        try:
+            tree = ast.parse("\n".join(lines[start:close]))
+        except SyntaxError:
+            continue
+
+        def visit(node: ast.AST, guarded: bool) -> None:
+            if _forbid_with(node):
+                guarded = True
+            if not guarded:
+                what = None
+                if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
+                    what = f"`{node.id}`"
+                elif isinstance(node, ast.Call) and getattr(node.func, "id", "") == "chapter_pieces":
+                    what = "`chapter_pieces(...)`"
+                if what:
+                    problems.append(f"{path}:{start + node.lineno}: the test uses {what} outside "
+                                    "`with forbid(*rules_of(...)):` — a visible check must apply the "
+                                    "rules the grader applies")
+            for child in ast.iter_child_nodes(node):
+                visit(child, guarded)
+        visit(tree, False)
+    return problems
