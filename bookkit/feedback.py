@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from bookkit import verdict
+
 __all__ = ["check_equal", "check_close", "check_shape", "check_raises", "check_true", "forbid", "to_numpy",
            "autograd_routes", "reference_of", "rules_of", "chapter_rules", "host_routes", "ROUTES",
            "forbidden_message"]
@@ -76,22 +78,22 @@ def _plain(value: Any) -> np.ndarray | None:
     return None if array.dtype == object else array
 
 
+def _value(value: Any) -> object:
+    """A non-array value as the judge compares it: its exact type with the value (builtins and a
+    tensor's dtype/device/layout), or None."""
+    return (type(value).__name__, value) if type(value).__module__ == "builtins" or _is_value_type(value) \
+        else None
+
+
 def check_equal(got: Any, expected: Any, what_zh: str = "结果", what_en: str = "result") -> None:
     """Exact equality of values and shape (arrays/tensors) or of plain Python values."""
     a, b = _plain(got), _plain(expected)
-    if a is None or b is None:
-        if type(got) is type(expected) and (type(got).__module__ == "builtins"
-                                            or _is_value_type(got)) and got == expected:
-            return _ok(what_zh, what_en)
-        equal = False
-    elif a.shape != b.shape:
-        _fail("形状不同", "shapes differ", what_zh, what_en,
+    ok, why = verdict.equal(a, b, _value(got), _value(expected))
+    if not ok and why == "shapes differ":
+        _fail(verdict.reason_zh(why), why, what_zh, what_en,
               [f"期望形状 / expected shape: {b.shape}", f"得到形状 / got shape:      {a.shape}"])
-    else:
-        numeric = a.dtype.kind in "biufc" and b.dtype.kind in "biufc"
-        equal = bool(np.array_equal(a, b, equal_nan=numeric and a.dtype.kind in "fc"))
-    if not equal:
-        _fail("值不相等", "values differ", what_zh, what_en,
+    if not ok:
+        _fail(verdict.reason_zh(why), why, what_zh, what_en,
               [f"期望 / expected: {_show(expected)}", f"得到 / got:      {_show(got)}"])
     _ok(what_zh, what_en)
 
@@ -107,15 +109,16 @@ def _is_value_type(value: Any) -> bool:
 def check_close(got: Any, expected: Any, what_zh: str = "结果", what_en: str = "result",
                 rtol: float = 1e-5, atol: float = 1e-8) -> None:
     """Numerical closeness (``np.allclose``, NaN equal to NaN) with matching shapes."""
-    a, b = to_numpy(got).astype(float), to_numpy(expected).astype(float)
-    if a.shape != b.shape:
-        _fail("形状不同", "shapes differ", what_zh, what_en,
+    a, b = _plain(got), _plain(expected)
+    ok, why = verdict.close(a, b, rtol, atol)
+    if not ok and why == "shapes differ":
+        _fail(verdict.reason_zh(why), why, what_zh, what_en,
               [f"期望形状 / expected shape: {b.shape}", f"得到形状 / got shape:      {a.shape}"])
-    if not np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
-        diff = np.nanmax(np.abs(a - b)) if a.size else 0.0
-        _fail("数值不够接近", "values not close", what_zh, what_en,
-              [f"期望 / expected: {_show(expected)}", f"得到 / got:      {_show(got)}",
-               f"最大误差 / max abs diff: {diff:.3g} (rtol={rtol}, atol={atol})"])
+    if not ok:
+        lines = [f"期望 / expected: {_show(expected)}", f"得到 / got:      {_show(got)}"]
+        if why == "values not close":
+            lines.append(f"最大误差 / max abs diff: {verdict.max_diff(a, b):.3g} (rtol={rtol}, atol={atol})")
+        _fail(verdict.reason_zh(why), why, what_zh, what_en, lines)
     _ok(what_zh, what_en)
 
 
@@ -123,38 +126,41 @@ def check_shape(got: Any, expected_shape: tuple[int, ...], what_zh: str = "形�
                 what_en: str = "shape") -> None:
     """``got.shape`` (or ``got.size()``, or NumPy's shape) equals ``expected_shape``."""
     shape, expected = _shape_of(got), tuple(int(n) for n in expected_shape)
-    if shape != expected:
-        _fail("形状不同", "shape differs", what_zh, what_en,
+    ok, why = verdict.same_shape(shape, expected)
+    if not ok:
+        _fail(verdict.reason_zh(why), why, what_zh, what_en,
               [f"期望 / expected: {expected}", f"得到 / got:      {shape}"])
     _ok(what_zh, what_en)
 
 
 def check_raises(fn: Callable[[], Any], exception: type[BaseException] | tuple[type[BaseException], ...],
                  what_zh: str = "应当报错", what_en: str = "should raise", match: str | None = None
-                 ) -> BaseException:
+                 ) -> BaseException | None:
     """Calling ``fn()`` raises ``exception`` (whose message matches the regex ``match``)."""
-    names = " / ".join(e.__name__ for e in (exception if isinstance(exception, tuple) else (exception,)))
+    classes = exception if isinstance(exception, tuple) else (exception,)
+    expected = [e.__name__ for e in classes]
+    caught: BaseException | None = None
     try:
         fn()
-    except exception as exc:
-        if match is not None and not re.search(match, str(exc)):
-            _fail("错误信息不符", "error message differs", what_zh, what_en,
-                  [f"期望匹配 / expected to match: {match!r}", f"得到 / got: {exc!r}"])
-        _ok(what_zh, what_en)
-        return exc
-    except Exception as exc:
-        _fail("抛出了别的异常", "raised another exception", what_zh, what_en,
-              [f"期望 / expected: {names}", f"得到 / got:      {type(exc).__name__}: {exc}"])
-    _fail("没有抛出异常", "nothing was raised", what_zh, what_en,
-          [f"期望 / expected: {names}", "得到 / got:      (正常返回 / returned normally)"])
-    raise AssertionError  # unreachable: _fail raises
+    except (*classes, Exception) as exc:
+        caught = exc
+    names = None if caught is None else [c.__name__ for c in type(caught).__mro__]
+    ok, why = verdict.raised(names, "" if caught is None else str(caught), expected, match)
+    if not ok:
+        got = "(正常返回 / returned normally)" if caught is None else f"{type(caught).__name__}: {caught}"
+        want = f"期望匹配 / expected to match: {match!r}" if why == "error message differs" \
+            else f"期望 / expected: {' / '.join(expected)}"
+        _fail(verdict.reason_zh(why), why, what_zh, what_en, [want, f"得到 / got:      {got}"])
+    _ok(what_zh, what_en)
+    return caught
 
 
 def check_true(condition: Any, what_zh: str, what_en: str, hint_zh: str = "", hint_en: str = "") -> None:
     """``condition`` is truthy (a plain bool or a one-element array/tensor)."""
     value = to_numpy(condition) if not isinstance(condition, bool) else np.asarray(condition)
-    if value.size != 1 or not bool(value.reshape(-1)[0]):
-        _fail("条件不成立", "condition is false", what_zh, what_en,
+    ok, why = verdict.true(value)
+    if not ok:
+        _fail(verdict.reason_zh(why), why, what_zh, what_en,
               [line for line in (hint_zh, hint_en) if line] or [f"得到 / got: {_show(condition)}"])
     _ok(what_zh, what_en)
 
@@ -263,9 +269,12 @@ def reference_of(*names: str) -> tuple:
     for name in names:
         p = REGISTRY[name]
         for fn in (p.reference, p.fast, p.default):
-            fn = getattr(fn, "__wrapped__", fn)
-            if isinstance(fn, types.FunctionType) and fn not in out:
-                out.append(fn)
+            # a class (an autograd Function) is forbidden by the methods it defines
+            methods = [getattr(m, "__func__", m) for m in vars(fn).values()] if isinstance(fn, type) else [fn]
+            for method in methods:
+                method = getattr(method, "__wrapped__", method)
+                if isinstance(method, types.FunctionType) and method not in out:
+                    out.append(method)
     return tuple(out)
 
 
