@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import re
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -301,7 +300,8 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "unbroadcast": ("mytorch.Tensor.sum_to_size", "@autograd"),
     "fan_in_and_fan_out": ("mytorch.nn.init._calculate_fan_in_and_fan_out",),
     "nearest_source_index": ("mytorch.nn.functional.interpolate", "mytorch.nn.Upsample.forward"),
-    "max_pool2d_windows": ("mytorch.nn.functional.max_pool2d", "mytorch.nn.functional.max_pool2d_with_indices",
+    "max_pool2d_windows": ("mytorch.nn.functional.max_pool2d",
+                           "mytorch.nn.functional.max_pool2d_with_indices",
                            "mytorch.nn.functional.adaptive_max_pool2d", "mytorch.nn.MaxPool2d.forward"),
     "conv2d_unfold": ("mytorch.nn.functional.conv2d", "mytorch.nn.functional.conv_transpose2d",
                       "mytorch.nn.Conv2d.forward"),
@@ -314,7 +314,8 @@ ROUTES: dict[str, tuple[str, ...]] = {
                     "mytorch.nn.functional.softmax", "mytorch.nn.functional.softplus"),
     "cross_entropy_loss": ("mytorch.nn.functional.cross_entropy",),
     "bce_with_logits": ("mytorch.nn.functional.binary_cross_entropy_with_logits",
-                        "mytorch.nn.functional.binary_cross_entropy", "mytorch.sigmoid", "mytorch.Tensor.sigmoid",
+                        "mytorch.nn.functional.binary_cross_entropy", "mytorch.sigmoid",
+                        "mytorch.Tensor.sigmoid",
                         "mytorch.nn.functional.logsigmoid", "mytorch.nn.functional.softplus"),
     "kl_div_loss": ("mytorch.nn.functional.kl_div", "mytorch.nn.functional.cross_entropy"),
     "split_lengths": ("mytorch.utils.data.random_split",),

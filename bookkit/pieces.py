@@ -207,7 +207,7 @@ def unguarded_calls(text: str, path: Path | str = "<text>") -> list[str]:
         except SyntaxError:
             continue
 
-        def visit(node: ast.AST, guarded: bool) -> None:
+        def visit(node: ast.AST, guarded: bool, start: int = start) -> None:
             if _forbid_with(node):
                 guarded = True
             if not guarded:
@@ -221,6 +221,6 @@ def unguarded_calls(text: str, path: Path | str = "<text>") -> list[str]:
                                     "`with forbid(*rules_of(...)):` — a visible check must apply the "
                                     "rules the grader applies")
             for child in ast.iter_child_nodes(node):
-                visit(child, guarded)
+                visit(child, guarded, start)
         visit(tree, False)
     return problems
