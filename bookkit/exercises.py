@@ -8,7 +8,6 @@ the text between them from each submission.
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,6 @@ from bookkit.project import CHAPTER_NAME
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 PLACEHOLDER = 'raise NotImplementedError("请完成这个练习 / Complete this exercise")'
-_OPEN = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
 
 
 class ExerciseError(NotebookError):
@@ -28,30 +26,35 @@ class ExerciseError(NotebookError):
 
 def strip_solutions(text: str, path: Path | str = "<text>") -> str:
     """The student version of a solutions file's ``text``."""
+    from mytorch.mine import myst_cells  # the book's one reader of code cells
+
     parse_myst(text, path)  # fail early, with a clear message, on a corrupt file
+    lines = text.split("\n")
+    inside: set[int] = set()  # 0-based lines between a cell's fences
+    closes: set[int] = set()
+    for cell in myst_cells(text):
+        inside.update(range(cell.opened + 1, cell.close))
+        closes.add(cell.close)
     out: list[str] = []
-    fence = ""
     region: tuple[str, int] | None = None  # (marker, line) of the open region
-    for number, line in enumerate(text.splitlines(keepends=True), 1):
-        stripped = line.strip()
-        if not fence:
-            match = _OPEN.match(line)
-            if match:
-                fence = match[1]
-            elif stripped in (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN, END_HIDDEN):
+    for index, line in enumerate(lines):
+        number, stripped = index + 1, line.strip()
+        if index not in inside:
+            if index in closes and region is not None:
+                marker, start = region
+                expected_end = END_SOLUTION if marker == BEGIN_SOLUTION else END_HIDDEN
+                raise ExerciseError(f"{path}:{start}: '{marker}' is not closed by '{expected_end}' "
+                                    f"before line {number}; add the END line")
+            if stripped in (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN, END_HIDDEN):
                 raise ExerciseError(f"{path}:{number}: '{stripped}' is outside a code-cell; "
                                     "markers only work inside ```{code-cell} blocks")
-            out.append(line)
-            continue
-        if region is None and stripped == fence:
-            fence = ""
             out.append(line)
             continue
         if region is None:
             if stripped == BEGIN_SOLUTION:
                 region = (BEGIN_SOLUTION, number)
                 indent = line[: len(line) - len(line.lstrip())]
-                out += [line, f"{indent}{PLACEHOLDER}\n"]
+                out += [line, f"{indent}{PLACEHOLDER}"]
             elif stripped == BEGIN_HIDDEN:
                 region = (BEGIN_HIDDEN, number)
             elif stripped in (END_SOLUTION, END_HIDDEN):
@@ -66,12 +69,12 @@ def strip_solutions(text: str, path: Path | str = "<text>") -> str:
             region = None
             if marker == BEGIN_SOLUTION:
                 out.append(line)
-        elif stripped == fence or stripped in (BEGIN_SOLUTION, BEGIN_HIDDEN, END_SOLUTION, END_HIDDEN):
+        elif stripped in (BEGIN_SOLUTION, BEGIN_HIDDEN, END_SOLUTION, END_HIDDEN):
             raise ExerciseError(f"{path}:{start}: '{marker}' is not closed by '{expected_end}' "
                                 f"before line {number}; add the END line")
     if region is not None:
         raise ExerciseError(f"{path}:{region[1]}: '{region[0]}' is never closed; add the END line")
-    return "".join(out)
+    return "\n".join(out)
 
 
 @dataclass(frozen=True)

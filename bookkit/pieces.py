@@ -24,7 +24,6 @@ from bookkit.exercises import BEGIN_SOLUTION, END_SOLUTION, ExerciseError
 PIECE_PACKAGES = ("mytorch", "mytorch.nn", "mytorch.optim", "mytorch.utils.data",
                   "mytorch.serialization", "mytorch.vision", "mytorch.distributed", "mytorch.cuda",
                   "mytorch.profiler", "mytorch.utils.data.distributed")
-_OPEN = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
 
 
 def registry() -> dict:
@@ -79,37 +78,11 @@ def _solution_span(name: str, fn: ast.FunctionDef, lines: list[str]) -> tuple[in
 
 
 def _cells(lines: list[str]) -> list[tuple[int, int, int, dict]]:
-    """(open line, first source line, close line, top-level metadata) of each code cell."""
-    out, i = [], 0
-    while i < len(lines):
-        m = _OPEN.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        fence, opened, i = m[1], i, i + 1
-        meta: dict[str, str] = {}
-        if i < len(lines) and lines[i].strip() == "---":
-            i += 1
-            while i < len(lines) and lines[i].strip() != "---":
-                line = lines[i]
-                if not line[:1].isspace() and ":" in line:
-                    key, _, value = line.partition(":")
-                    meta[key.strip()] = value.strip()
-                i += 1
-            i += 1
-        else:
-            while i < len(lines) and lines[i].startswith(":"):
-                key, _, value = lines[i][1:].partition(":")
-                meta[key.strip()] = value.strip()
-                i += 1
-            if meta and i < len(lines) and not lines[i].strip():
-                i += 1  # the blank line jupytext writes after `:key: value` options
-        start = i
-        while i < len(lines) and lines[i].rstrip() != fence:
-            i += 1
-        out.append((opened, start, i, meta))
-        i += 1
-    return out
+    """(open line, first source line, close line, top-level metadata) of each code cell
+    (0-based), as mytorch's one MyST reader finds them."""
+    from mytorch.mine import myst_cells
+
+    return [(c.opened, c.line - 1, c.close, c.meta) for c in myst_cells("\n".join(lines))]
 
 
 def piece_cells(text: str) -> list[str]:
