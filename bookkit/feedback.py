@@ -329,6 +329,11 @@ ROUTES: dict[str, tuple[str, ...]] = {
                         "mytorch.vision.transforms.functional.to_tensor"),
     "normalize_channels": ("mytorch.vision.transforms.Normalize.__call__",
                            "mytorch.vision.transforms.functional.normalize"),
+    "scatter_batch": ("mytorch.chunk", "mytorch.Tensor.chunk", "mytorch.split", "mytorch.Tensor.split",
+                      "mytorch.tensor_split", "mytorch.Tensor.tensor_split", "mytorch.unbind",
+                      "mytorch.Tensor.unbind"),
+    "gather_outputs": ("mytorch.cat", "mytorch.concat", "mytorch.concatenate", "mytorch.stack",
+                       "mytorch.hstack", "mytorch.vstack", "mytorch.dstack", "mytorch.column_stack"),
     "confusion_matrix": ("mytorch.bincount", "@host"),
 }
 
