@@ -195,7 +195,8 @@ def test_the_check_cells_of_a_delegating_student_fail_with_the_reason(chapter: s
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_make_check_and_make_grade_agree_on_a_delegating_student(chapter: str, tmp_path: Path) -> None:
     """``make check`` shows red, with the reason, for every exercise of a delegating student, and
-    ``make grade`` gives them at most 10% of the chapter's points, integration row included."""
+    ``make grade`` gives them at most 10% of the chapter's points, integration row included; the
+    reference solution's calibration runs find no problem (every check passes under the rules)."""
     from bookkit.grader.batch import grade_class, load_exercises
     from bookkit.grader.check import check_file
     from bookkit.grader.sandbox import Limits
@@ -214,6 +215,8 @@ def test_make_check_and_make_grade_agree_on_a_delegating_student(chapter: str, t
         if t.id != "integration":
             assert "your code calls mytorch's own" in t.message, (t.id, t.message)
     grade_class(ROOT, tmp_path / "subs", tmp_path / "out", 1, limits, progress=False, exercises=exercises)
+    # the reference solution, run in the sandbox to calibrate, passes every check under the rules
+    assert exercises[0].reference is not None and exercises[0].reference.problems == []
     table = rows(tmp_path / "out")["lazy"]
     got, total = sum(p for _, p, _ in table), sum(t.points for t in exercises[0].program.tests)
     assert got <= 0.1 * total, table
