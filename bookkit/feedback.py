@@ -396,9 +396,9 @@ def forbidden_message(function: Callable) -> str:
 
         for name, p in REGISTRY.items():
             if function in reference_of(name):
-                return (f"练习 {p.exercise} 要你自己写 `{name}`，你的代码却调用了 mytorch 自己的实现 "
-                        f"{where} / exercise {p.exercise} asks you to write `{name}`; your code calls "
-                        f"mytorch's own ({where})")
+                return (f"练习 {p.exercise} 要你自己写 `{name}`，你的代码却调用了 mytorch 自己的实现 / "
+                        f"exercise {p.exercise} asks you to write `{name}`; your code calls mytorch's "
+                        f"own: {where}")
     except Exception:  # a half-imported library: the plain sentence below still says which call
         pass
     name = getattr(function, "__qualname__", where)

@@ -56,10 +56,17 @@ def consume_prefix_in_state_dict_if_present(state_dict: dict, prefix: str) -> No
                 metadata[key[len(prefix):]] = metadata.pop(key)
 
 
-_consume_prefix_piece = consume_prefix_in_state_dict_if_present  # the piece (exercise 08.4)
+def _public_consume_prefix() -> Callable[[dict, str], None]:
+    """torch's public function, made apart from the piece: its code must not pass for the piece's
+    (the grader recognises a forbidden function by its file and qualified name)."""
+
+    def consume_prefix_in_state_dict_if_present(state_dict: dict, prefix: str) -> None:
+        """Strip ``prefix`` from the keys that start with it, in place (``_metadata`` too): runs
+        the version of piece 08.4 switched on (yours after ``use_mine``)."""
+        pieces.consume_prefix_in_state_dict_if_present(state_dict, prefix)
+
+    consume_prefix_in_state_dict_if_present.__qualname__ = "consume_prefix_in_state_dict_if_present"
+    return consume_prefix_in_state_dict_if_present
 
 
-def consume_prefix_in_state_dict_if_present(state_dict: dict, prefix: str) -> None:  # noqa: F811
-    """Strip ``prefix`` from the keys that start with it, in place (``_metadata`` too): torch's
-    public function, which runs the version of piece 08.4 switched on (yours after ``use_mine``)."""
-    pieces.consume_prefix_in_state_dict_if_present(state_dict, prefix)
+consume_prefix_in_state_dict_if_present = _public_consume_prefix()  # noqa: F811 - the piece is registered
