@@ -14,7 +14,19 @@ import re
 
 import numpy as np
 
-__all__ = ["equal", "close", "same_shape", "raised", "true", "reason_zh"]
+__all__ = ["equal", "close", "same_shape", "raised", "true", "reason_zh", "RULE_BROKEN", "not_own_work"]
+
+#: What a forbidden call's message says (``bookkit.feedback.forbidden_message``), in English.
+RULE_BROKEN = ("your code calls mytorch's own", "this exercise does not allow calling")
+NOT_DONE = ("NotImplementedError", "请完成这个练习")
+
+
+def not_own_work(status: str, *texts: str) -> bool:
+    """Whether a failed test's messages say its piece is not the student's own work: a stub, a
+    call of mytorch's own implementation, a route the exercise rules out. The integration row
+    of a chapter gives points only when none of its exercises is like that."""
+    text = " ".join(texts)
+    return status != "passed" and any(m in text for m in RULE_BROKEN + NOT_DONE)
 
 _ZH = {
     "values differ": "值不相等",

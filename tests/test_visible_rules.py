@@ -229,3 +229,25 @@ def test_delegating_bodies_match_the_signatures() -> None:
     assert bodies[0].startswith("return ") and bodies[0].endswith(
         "(param, grad, momentum_buffer, lr=lr, momentum=momentum, dampening=dampening, "
         "weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)"), bodies[0]
+
+
+def test_the_integration_row_counts_only_the_students_own_pieces() -> None:
+    """A chapter's integration row fails when another exercise's piece is a stub, calls
+    mytorch's own or takes a ruled-out route, even if the integration run itself passed; a piece
+    that is merely wrong does not take the integration row with it."""
+    from bookkit.feedback import forbidden_message, reference_of, rules_of
+    from bookkit.grader.protocol import TestResult, _integration_needs_own_work
+
+    own = forbidden_message(reference_of("adam_step")[0])
+    route = forbidden_message(rules_of("weighted_draw")[-1])
+    for status, message, error, counts in [
+            ("failed", "not done yet (NotImplementedError)", "", False),
+            ("error", f"RuntimeError: {own}"[:200], f"RuntimeError: {own}", False),
+            ("failed", route, "", False),
+            ("failed", "check 2 (the buffer) failed: values not close", "", True),
+            ("passed", "", "", True)]:
+        results = [TestResult("ex1", 3, status, message, error=error), TestResult("integration", 4, "passed")]
+        _integration_needs_own_work(results)
+        assert (results[1].status == "passed") == counts, (message, results[1])
+        if not counts:
+            assert "ex1" in results[1].message and "your own work" in results[1].message
