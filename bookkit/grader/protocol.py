@@ -269,7 +269,21 @@ def judge(program: Program, ref: Reference, run: ChildResult, hidden: bool = Tru
             result = TestResult(test.id, test.points, "error",
                                 f"the grader could not judge this test ({type(exc).__name__}: {exc})")
         results.append(result)
+    _integration_needs_own_work(results)
     return results
+
+
+def _integration_needs_own_work(results: list[TestResult]) -> None:
+    """An integration row counts only pieces that are the student's own work: when another test
+    of the exercise failed because its piece is a stub, calls mytorch's own implementation or
+    takes a route its exercise rules out, the integration row fails too."""
+    others = [r.id for r in results if r.id != "integration"
+              and verdict.not_own_work(r.status, r.message, r.error)]
+    for r in results:
+        if r.id == "integration" and r.status == "passed" and others:
+            r.status = "failed"
+            r.message = (f"只计算你自己写的零件：{', '.join(others)} 不是 / the integration row counts only "
+                         f"pieces that are your own work, and {', '.join(others)} are not")
 
 
 def _judge_test(program: Program, ref: Reference, run: ChildResult, test, hidden: bool) -> TestResult:
