@@ -19,7 +19,6 @@ from bookkit.project import CHAPTER_NAME
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 PLACEHOLDER = 'raise NotImplementedError("请完成这个练习 / Complete this exercise")'
-_OPEN = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
 
 
 class ExerciseError(NotebookError):
@@ -33,35 +32,42 @@ _SOLUTION_PROSE = re.compile(r'^\+\+\+ .*"solution":\s*true')
 
 def strip_solutions(text: str, path: Path | str = "<text>") -> str:
     """The student version of a solutions file's ``text``."""
+    from mytorch.mine import myst_cells  # the book's one reader of code cells
+
     parse_myst(text, path)  # fail early, with a clear message, on a corrupt file
+    lines = text.split("\n")
+    inside: set[int] = set()  # 0-based lines between a cell's fences
+    closes: set[int] = set()
+    opens: set[int] = set()
+    for cell in myst_cells(text):
+        inside.update(range(cell.opened + 1, cell.close))
+        closes.add(cell.close)
+        opens.add(cell.opened)
     out: list[str] = []
-    fence = ""
     region: tuple[str, int] | None = None  # (marker, line) of the open region
     hidden_prose = False  # inside a solutions-only prose cell
-    for number, line in enumerate(text.splitlines(keepends=True), 1):
-        stripped = line.strip()
-        if not fence:
-            match = _OPEN.match(line)
-            if line.startswith("+++") or match:
+    for index, line in enumerate(lines):
+        number, stripped = index + 1, line.strip()
+        if index not in inside:
+            if line.startswith("+++") or index in opens:
                 hidden_prose = bool(_SOLUTION_PROSE.match(line))
             if hidden_prose:
                 continue
-            if match:
-                fence = match[1]
-            elif stripped in (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN, END_HIDDEN):
+            if index in closes and region is not None:
+                marker, start = region
+                expected_end = END_SOLUTION if marker == BEGIN_SOLUTION else END_HIDDEN
+                raise ExerciseError(f"{path}:{start}: '{marker}' is not closed by '{expected_end}' "
+                                    f"before line {number}; add the END line")
+            if stripped in (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN, END_HIDDEN):
                 raise ExerciseError(f"{path}:{number}: '{stripped}' is outside a code-cell; "
                                     "markers only work inside ```{code-cell} blocks")
-            out.append(line)
-            continue
-        if region is None and stripped == fence:
-            fence = ""
             out.append(line)
             continue
         if region is None:
             if stripped == BEGIN_SOLUTION:
                 region = (BEGIN_SOLUTION, number)
                 indent = line[: len(line) - len(line.lstrip())]
-                out += [line, f"{indent}{PLACEHOLDER}\n"]
+                out += [line, f"{indent}{PLACEHOLDER}"]
             elif stripped == BEGIN_HIDDEN:
                 region = (BEGIN_HIDDEN, number)
             elif stripped in (END_SOLUTION, END_HIDDEN):
@@ -76,12 +82,12 @@ def strip_solutions(text: str, path: Path | str = "<text>") -> str:
             region = None
             if marker == BEGIN_SOLUTION:
                 out.append(line)
-        elif stripped == fence or stripped in (BEGIN_SOLUTION, BEGIN_HIDDEN, END_SOLUTION, END_HIDDEN):
+        elif stripped in (BEGIN_SOLUTION, BEGIN_HIDDEN, END_SOLUTION, END_HIDDEN):
             raise ExerciseError(f"{path}:{start}: '{marker}' is not closed by '{expected_end}' "
                                 f"before line {number}; add the END line")
     if region is not None:
         raise ExerciseError(f"{path}:{region[1]}: '{region[0]}' is never closed; add the END line")
-    return "".join(out)
+    return "\n".join(out)
 
 
 @dataclass(frozen=True)
@@ -99,13 +105,13 @@ class SyncReport:
 def expected_files(solutions: list[Path], exercises_dir: Path) -> dict[Path, str]:
     """Map each solutions file (its piece cells copied from the library) and each exercise file
     to the text it should have."""
-    from bookkit.pieces import check_names, fill_pieces  # imports mytorch: only when needed
+    from bookkit.pieces import check_names, fill_pieces, unguarded_calls  # imports mytorch: only when needed
 
     wanted: dict[Path, str] = {}
     for src in solutions:
         text = src.read_text(encoding="utf-8")
         filled = fill_pieces(text, src)
-        problems = check_names(filled, src)
+        problems = check_names(filled, src) + unguarded_calls(filled, src)
         if problems:
             raise ExerciseError("\n".join(problems))
         wanted[src] = filled

@@ -11,15 +11,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import re
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+from bookkit import verdict
+
 __all__ = ["check_equal", "check_close", "check_shape", "check_raises", "check_true", "forbid", "to_numpy",
-           "autograd_routes", "reference_of"]
+           "autograd_routes", "reference_of", "rules_of", "chapter_rules", "host_routes", "ROUTES",
+           "forbidden_message"]
 
 
 def to_numpy(value: Any) -> np.ndarray:
@@ -75,22 +77,22 @@ def _plain(value: Any) -> np.ndarray | None:
     return None if array.dtype == object else array
 
 
+def _value(value: Any) -> object:
+    """A non-array value as the judge compares it: its exact type with the value (builtins and a
+    tensor's dtype/device/layout), or None."""
+    return (type(value).__name__, value) if type(value).__module__ == "builtins" or _is_value_type(value) \
+        else None
+
+
 def check_equal(got: Any, expected: Any, what_zh: str = "结果", what_en: str = "result") -> None:
     """Exact equality of values and shape (arrays/tensors) or of plain Python values."""
     a, b = _plain(got), _plain(expected)
-    if a is None or b is None:
-        if type(got) is type(expected) and (type(got).__module__ == "builtins"
-                                            or _is_value_type(got)) and got == expected:
-            return _ok(what_zh, what_en)
-        equal = False
-    elif a.shape != b.shape:
-        _fail("形状不同", "shapes differ", what_zh, what_en,
+    ok, why = verdict.equal(a, b, _value(got), _value(expected))
+    if not ok and why == "shapes differ":
+        _fail(verdict.reason_zh(why), why, what_zh, what_en,
               [f"期望形状 / expected shape: {b.shape}", f"得到形状 / got shape:      {a.shape}"])
-    else:
-        numeric = a.dtype.kind in "biufc" and b.dtype.kind in "biufc"
-        equal = bool(np.array_equal(a, b, equal_nan=numeric and a.dtype.kind in "fc"))
-    if not equal:
-        _fail("值不相等", "values differ", what_zh, what_en,
+    if not ok:
+        _fail(verdict.reason_zh(why), why, what_zh, what_en,
               [f"期望 / expected: {_show(expected)}", f"得到 / got:      {_show(got)}"])
     _ok(what_zh, what_en)
 
@@ -106,15 +108,16 @@ def _is_value_type(value: Any) -> bool:
 def check_close(got: Any, expected: Any, what_zh: str = "结果", what_en: str = "result",
                 rtol: float = 1e-5, atol: float = 1e-8) -> None:
     """Numerical closeness (``np.allclose``, NaN equal to NaN) with matching shapes."""
-    a, b = to_numpy(got).astype(float), to_numpy(expected).astype(float)
-    if a.shape != b.shape:
-        _fail("形状不同", "shapes differ", what_zh, what_en,
+    a, b = _plain(got), _plain(expected)
+    ok, why = verdict.close(a, b, rtol, atol)
+    if not ok and why == "shapes differ":
+        _fail(verdict.reason_zh(why), why, what_zh, what_en,
               [f"期望形状 / expected shape: {b.shape}", f"得到形状 / got shape:      {a.shape}"])
-    if not np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
-        diff = np.nanmax(np.abs(a - b)) if a.size else 0.0
-        _fail("数值不够接近", "values not close", what_zh, what_en,
-              [f"期望 / expected: {_show(expected)}", f"得到 / got:      {_show(got)}",
-               f"最大误差 / max abs diff: {diff:.3g} (rtol={rtol}, atol={atol})"])
+    if not ok:
+        lines = [f"期望 / expected: {_show(expected)}", f"得到 / got:      {_show(got)}"]
+        if why == "values not close":
+            lines.append(f"最大误差 / max abs diff: {verdict.max_diff(a, b):.3g} (rtol={rtol}, atol={atol})")
+        _fail(verdict.reason_zh(why), why, what_zh, what_en, lines)
     _ok(what_zh, what_en)
 
 
@@ -122,38 +125,41 @@ def check_shape(got: Any, expected_shape: tuple[int, ...], what_zh: str = "形�
                 what_en: str = "shape") -> None:
     """``got.shape`` (or ``got.size()``, or NumPy's shape) equals ``expected_shape``."""
     shape, expected = _shape_of(got), tuple(int(n) for n in expected_shape)
-    if shape != expected:
-        _fail("形状不同", "shape differs", what_zh, what_en,
+    ok, why = verdict.same_shape(shape, expected)
+    if not ok:
+        _fail(verdict.reason_zh(why), why, what_zh, what_en,
               [f"期望 / expected: {expected}", f"得到 / got:      {shape}"])
     _ok(what_zh, what_en)
 
 
 def check_raises(fn: Callable[[], Any], exception: type[BaseException] | tuple[type[BaseException], ...],
                  what_zh: str = "应当报错", what_en: str = "should raise", match: str | None = None
-                 ) -> BaseException:
+                 ) -> BaseException | None:
     """Calling ``fn()`` raises ``exception`` (whose message matches the regex ``match``)."""
-    names = " / ".join(e.__name__ for e in (exception if isinstance(exception, tuple) else (exception,)))
+    classes = exception if isinstance(exception, tuple) else (exception,)
+    expected = [e.__name__ for e in classes]
+    caught: BaseException | None = None
     try:
         fn()
-    except exception as exc:
-        if match is not None and not re.search(match, str(exc)):
-            _fail("错误信息不符", "error message differs", what_zh, what_en,
-                  [f"期望匹配 / expected to match: {match!r}", f"得到 / got: {exc!r}"])
-        _ok(what_zh, what_en)
-        return exc
-    except Exception as exc:
-        _fail("抛出了别的异常", "raised another exception", what_zh, what_en,
-              [f"期望 / expected: {names}", f"得到 / got:      {type(exc).__name__}: {exc}"])
-    _fail("没有抛出异常", "nothing was raised", what_zh, what_en,
-          [f"期望 / expected: {names}", "得到 / got:      (正常返回 / returned normally)"])
-    raise AssertionError  # unreachable: _fail raises
+    except (*classes, Exception) as exc:
+        caught = exc
+    names = None if caught is None else [c.__name__ for c in type(caught).__mro__]
+    ok, why = verdict.raised(names, "" if caught is None else str(caught), expected, match)
+    if not ok:
+        got = "(正常返回 / returned normally)" if caught is None else f"{type(caught).__name__}: {caught}"
+        want = f"期望匹配 / expected to match: {match!r}" if why == "error message differs" \
+            else f"期望 / expected: {' / '.join(expected)}"
+        _fail(verdict.reason_zh(why), why, what_zh, what_en, [want, f"得到 / got:      {got}"])
+    _ok(what_zh, what_en)
+    return caught
 
 
 def check_true(condition: Any, what_zh: str, what_en: str, hint_zh: str = "", hint_en: str = "") -> None:
     """``condition`` is truthy (a plain bool or a one-element array/tensor)."""
     value = to_numpy(condition) if not isinstance(condition, bool) else np.asarray(condition)
-    if value.size != 1 or not bool(value.reshape(-1)[0]):
-        _fail("条件不成立", "condition is false", what_zh, what_en,
+    ok, why = verdict.true(value)
+    if not ok:
+        _fail(verdict.reason_zh(why), why, what_zh, what_en,
               [line for line in (hint_zh, hint_en) if line] or [f"得到 / got: {_show(condition)}"])
     _ok(what_zh, what_en)
 
@@ -162,16 +168,15 @@ def check_true(condition: Any, what_zh: str, what_en: str, hint_zh: str = "", hi
 
 
 @functools.cache
-def _raiser(free: int, name: str) -> types.CodeType:
-    """Code that raises the bilingual 'not allowed' error, with ``free`` closure variables.
+def _raiser(free: int, message: str) -> types.CodeType:
+    """Code that raises ``message`` (see :func:`forbidden_message`) as a RuntimeError, with
+    ``free`` closure variables.
 
     A function's code can only be replaced by code with as many free variables as its closure;
     the raiser refers to them without using them. It names builtins only: it runs with the
     replaced function's globals.
     """
     names = [f"_free{i}" for i in range(free)]
-    message = (f"这道练习不许调用 {name}：请用更基本的运算自己实现 / "
-               f"this exercise does not allow calling {name}: build it from simpler operations")
     source = ("def _outer():\n" + "".join(f"    {n} = None\n" for n in names)
               + "    def _forbidden(*args, **kwargs):\n"
               + (f"        ({', '.join(names)},)\n" if names else "")
@@ -225,12 +230,12 @@ def _make_forbid(set_code: Callable[[types.FunctionType, types.CodeType], None])
             function = getattr(given, "__func__", given)  # a bound or class method
             if not isinstance(function, types.FunctionType):
                 raise TypeError(f"forbid() needs Python functions, not {given!r}")
-            name = function.__qualname__
+            message = forbidden_message(function)
             while isinstance(function, types.FunctionType):  # a wrapper and what it wraps
                 for twin in [function, *_copies(function)]:
                     if all(f is not twin for f, _ in saved):
                         saved.append((twin, twin.__code__))
-                        set_code(twin, _raiser(len(twin.__code__.co_freevars), name))
+                        set_code(twin, _raiser(len(twin.__code__.co_freevars), message))
                 function = getattr(function, "__wrapped__", None)
         try:
             yield
@@ -263,10 +268,142 @@ def reference_of(*names: str) -> tuple:
     for name in names:
         p = REGISTRY[name]
         for fn in (p.reference, p.fast, p.default):
-            fn = getattr(fn, "__wrapped__", fn)
-            if isinstance(fn, types.FunctionType) and fn not in out:
-                out.append(fn)
+            # a class (an autograd Function) is forbidden by the methods it defines
+            methods = [getattr(m, "__func__", m) for m in vars(fn).values()] if isinstance(fn, type) else [fn]
+            for method in methods:
+                method = getattr(method, "__wrapped__", method)
+                if isinstance(method, types.FunctionType) and method not in out:
+                    out.append(method)
     return tuple(out)
+
+
+# ---------------------------------------------------------------- the rules of the exercises
+#: The routes each exercise's prompt rules out besides mytorch's own piece (``reference_of``):
+#: the ready-made functions that compute the same thing. Dotted paths, looked up when used;
+#: ``@host`` stands for :func:`host_routes`, ``@autograd`` for :func:`autograd_routes`. The
+#: check cells and the hidden tests both forbid ``rules_of(piece)``, so a student sees the same
+#: rules as the grader applies.
+ROUTES: dict[str, tuple[str, ...]] = {
+    "contiguous_strides": ("mytorch.Tensor.stride",),
+    "view_strides": ("mytorch._ops.shape._reshaped_view", "mytorch.Tensor.view", "mytorch.reshape",
+                     "mytorch.as_strided", "numpy.lib.stride_tricks.as_strided"),
+    "window_view": ("mytorch.Tensor.unfold", "mytorch.as_strided", "numpy.lib.stride_tricks.as_strided",
+                    "numpy.lib.stride_tricks.sliding_window_view"),
+    "gather_index": ("mytorch.gather", "mytorch.take_along_dim", "mytorch.from_numpy",
+                     "mytorch.as_tensor", "mytorch.asarray", "@host"),
+    "encode_one_hot": ("mytorch.nn.functional.one_hot", "mytorch.eye", "mytorch.from_numpy",
+                       "mytorch.as_tensor", "@host"),
+    "broadcast_shape": ("mytorch.broadcast_shapes", "mytorch.broadcast_tensors", "mytorch.broadcast_to",
+                        "mytorch.Tensor.expand", "numpy.broadcast_shapes"),
+    "unique_sorted": ("mytorch.unique", "mytorch.unique_consecutive", "mytorch.bincount", "numpy.unique",
+                      "mytorch.from_numpy", "mytorch.as_tensor", "@host"),
+    "unbroadcast": ("mytorch.Tensor.sum_to_size", "@autograd"),
+    "fan_in_and_fan_out": ("mytorch.nn.init._calculate_fan_in_and_fan_out",),
+    "nearest_source_index": ("mytorch.nn.functional.interpolate", "mytorch.nn.Upsample.forward"),
+    "max_pool2d_windows": ("mytorch.nn.functional.max_pool2d",
+                           "mytorch.nn.functional.max_pool2d_with_indices",
+                           "mytorch.nn.functional.adaptive_max_pool2d", "mytorch.nn.MaxPool2d.forward"),
+    "conv2d_unfold": ("mytorch.nn.functional.conv2d", "mytorch.nn.functional.conv_transpose2d",
+                      "mytorch.nn.Conv2d.forward"),
+    "batch_norm_train": ("mytorch.nn.functional.batch_norm", "mytorch.nn.functional.instance_norm",
+                         "mytorch.nn.functional.layer_norm", "mytorch.nn.functional.group_norm"),
+    "lstm_cell": ("mytorch.nn.LSTMCell.forward", "mytorch.nn.LSTM.forward"),
+    "huber": ("mytorch.nn.functional.huber_loss", "mytorch.nn.functional.smooth_l1_loss"),
+    "nll_loss_nd": ("mytorch.nn.functional.nll_loss", "mytorch.nn.functional.cross_entropy"),
+    "log_sum_exp": ("mytorch.logsumexp", "mytorch.Tensor.logsumexp", "mytorch.nn.functional.log_softmax",
+                    "mytorch.nn.functional.softmax", "mytorch.nn.functional.softplus"),
+    "cross_entropy_loss": ("mytorch.nn.functional.cross_entropy",),
+    "bce_with_logits": ("mytorch.nn.functional.binary_cross_entropy_with_logits",
+                        "mytorch.nn.functional.binary_cross_entropy", "mytorch.sigmoid",
+                        "mytorch.Tensor.sigmoid",
+                        "mytorch.nn.functional.logsigmoid", "mytorch.nn.functional.softplus"),
+    "kl_div_loss": ("mytorch.nn.functional.kl_div", "mytorch.nn.functional.cross_entropy"),
+    "split_lengths": ("mytorch.utils.data.random_split",),
+    "random_indices": ("mytorch.utils.data.RandomSampler.__iter__",),
+    "weighted_draw": ("mytorch.multinomial", "mytorch.Tensor.multinomial",
+                      "mytorch.utils.data.WeightedRandomSampler.__iter__"),
+    "batch_indices": ("mytorch.utils.data.BatchSampler.__iter__",),
+    "collate_nested": ("mytorch.utils.data.default_collate", "mytorch.utils.data._utils.collate.collate"),
+    "shard_range": ("mytorch.utils.data.ShardedIterableDataset.__iter__",),
+    "image_to_tensor": ("mytorch.vision.transforms.ToTensor.__call__",
+                        "mytorch.vision.transforms.functional.to_tensor"),
+    "normalize_channels": ("mytorch.vision.transforms.Normalize.__call__",
+                           "mytorch.vision.transforms.functional.normalize"),
+    "scatter_batch": ("mytorch.chunk", "mytorch.Tensor.chunk", "mytorch.split", "mytorch.Tensor.split",
+                      "mytorch.tensor_split", "mytorch.Tensor.tensor_split", "mytorch.unbind",
+                      "mytorch.Tensor.unbind"),
+    "gather_outputs": ("mytorch.cat", "mytorch.concat", "mytorch.concatenate", "mytorch.stack",
+                       "mytorch.hstack", "mytorch.vstack", "mytorch.dstack", "mytorch.column_stack"),
+    "confusion_matrix": ("mytorch.bincount", "@host"),
+}
+
+
+def _resolve(path: str) -> tuple:
+    """The Python functions a ``ROUTES`` entry names (none when it does not exist here)."""
+    if path == "@host":
+        return host_routes()
+    if path == "@autograd":
+        return autograd_routes()
+    import importlib
+
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[cut:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return ()
+        obj = getattr(obj, "__func__", obj)
+        while not isinstance(obj, types.FunctionType) and hasattr(obj, "__wrapped__"):
+            obj = obj.__wrapped__  # a functools.cache or other wrapper object
+        return (obj,) if isinstance(obj, types.FunctionType) else ()
+    return ()
+
+
+def rules_of(*names: str) -> tuple:
+    """Everything the exercises of the pieces ``names`` rule out: mytorch's own implementation
+    of each piece (:func:`reference_of`) and the ready-made routes its prompt forbids
+    (``ROUTES``). The check cells call a piece inside ``with forbid(*rules_of(name)):``, and so
+    does the grader: calling mytorch's own version, by whatever route, fails visibly."""
+    out = list(reference_of(*names))
+    for name in names:
+        for path in ROUTES.get(name, ()):
+            out += [fn for fn in _resolve(path) if fn not in out]
+    return tuple(out)
+
+
+def chapter_rules(chapter: int) -> tuple:
+    """mytorch's own implementation of every piece of ``chapter``: the integration check runs
+    the chapter with all of a student's pieces plugged in and forbids these, so a piece that is
+    missing, or that hands the work back to the library, earns no integration points."""
+    from mytorch._pieces import REGISTRY
+
+    return reference_of(*[name for name, p in REGISTRY.items() if p.chapter == chapter])
+
+
+def forbidden_message(function: Callable) -> str:
+    """The bilingual sentence a call of the forbidden ``function`` fails with, in a check cell
+    and in the grader alike: which call, and why it is ruled out (mytorch's own version of the
+    piece asked for, or a ready-made route the exercise rules out)."""
+    function = getattr(function, "__func__", function)
+    where = f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', '?')}"
+    try:
+        from mytorch._pieces import REGISTRY
+
+        for name, p in REGISTRY.items():
+            if function in reference_of(name):
+                return (f"练习 {p.exercise} 要你自己写 `{name}`，你的代码却调用了 mytorch 自己的实现 / "
+                        f"exercise {p.exercise} asks you to write `{name}`; your code calls mytorch's "
+                        f"own: {where}")
+    except Exception:  # a half-imported library: the plain sentence below still says which call
+        pass
+    name = getattr(function, "__qualname__", where)
+    return (f"这道练习不许调用 {name}：请用更基本的运算自己实现 / "
+            f"this exercise does not allow calling {name}: build it from simpler operations")
 
 
 def host_routes() -> tuple:

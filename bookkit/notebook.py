@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import jupytext
@@ -10,7 +9,6 @@ import nbformat
 from nbformat import NotebookNode
 
 MYST = "md:myst"
-_FENCE_OPEN = re.compile(r"^(?P<fence>`{3,}|~{3,})\{code-cell\}")
 
 
 class NotebookError(Exception):
@@ -72,19 +70,15 @@ def parse_myst(text: str, path: Path | str = "<text>") -> NotebookNode:
 
 
 def _check_fences(text: str, path: Path | str) -> None:
-    fence, start = "", 0
-    for number, line in enumerate(text.splitlines(), 1):
-        if not fence:
-            match = _FENCE_OPEN.match(line)
-            if match:
-                fence, start = match["fence"], number
-        elif line.strip() == fence:
-            fence = ""
-    if fence:
-        raise NotebookError(
-            f"{path}: the code-cell opened at line {start} is never closed. "
-            f"Add a line '{fence}' after its code."
-        )
+    from mytorch.mine import myst_cells  # the book's one reader of code cells
+
+    count = len(text.split("\n"))
+    for cell in myst_cells(text):
+        if cell.close >= count:
+            raise NotebookError(
+                f"{path}: the code-cell opened at line {cell.opened + 1} is never closed. "
+                f"Add a line '{cell.fence}' after its code."
+            )
 
 
 def cell_lines(text: str, nb: NotebookNode) -> list[int]:

@@ -24,7 +24,6 @@ from bookkit.exercises import BEGIN_SOLUTION, END_SOLUTION, ExerciseError
 PIECE_PACKAGES = ("mytorch", "mytorch.nn", "mytorch.optim", "mytorch.utils.data",
                   "mytorch.serialization", "mytorch.vision", "mytorch.distributed", "mytorch.cuda",
                   "mytorch.profiler", "mytorch.utils.data.distributed")
-_OPEN = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
 
 
 def registry() -> dict:
@@ -79,37 +78,11 @@ def _solution_span(name: str, fn: ast.FunctionDef, lines: list[str]) -> tuple[in
 
 
 def _cells(lines: list[str]) -> list[tuple[int, int, int, dict]]:
-    """(open line, first source line, close line, top-level metadata) of each code cell."""
-    out, i = [], 0
-    while i < len(lines):
-        m = _OPEN.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        fence, opened, i = m[1], i, i + 1
-        meta: dict[str, str] = {}
-        if i < len(lines) and lines[i].strip() == "---":
-            i += 1
-            while i < len(lines) and lines[i].strip() != "---":
-                line = lines[i]
-                if not line[:1].isspace() and ":" in line:
-                    key, _, value = line.partition(":")
-                    meta[key.strip()] = value.strip()
-                i += 1
-            i += 1
-        else:
-            while i < len(lines) and lines[i].startswith(":"):
-                key, _, value = lines[i][1:].partition(":")
-                meta[key.strip()] = value.strip()
-                i += 1
-            if meta and i < len(lines) and not lines[i].strip():
-                i += 1  # the blank line jupytext writes after `:key: value` options
-        start = i
-        while i < len(lines) and lines[i].rstrip() != fence:
-            i += 1
-        out.append((opened, start, i, meta))
-        i += 1
-    return out
+    """(open line, first source line, close line, top-level metadata) of each code cell
+    (0-based), as mytorch's one MyST reader finds them."""
+    from mytorch.mine import myst_cells
+
+    return [(c.opened, c.line - 1, c.close, c.meta) for c in myst_cells("\n".join(lines))]
 
 
 def piece_cells(text: str) -> list[str]:
@@ -177,4 +150,50 @@ def check_names(text: str, path: Path | str) -> list[str]:
                             "which the notebook's setup cell does not define: a piece may only use "
                             "the public API, its setup imports and earlier pieces")
         available.add(name)
+    return problems
+
+
+def _forbid_with(node: ast.AST) -> bool:
+    """A ``with`` statement one of whose items is ``forbid(...)``."""
+    return isinstance(node, ast.With) and any(
+        isinstance(i.context_expr, ast.Call) and isinstance(i.context_expr.func, ast.Name)
+        and i.context_expr.func.id == "forbid" for i in node.items)
+
+
+def unguarded_calls(text: str, path: Path | str = "<text>") -> list[str]:
+    """Problems: a graded cell that runs a piece outside ``with forbid(...)``.
+
+    The check cells and the hidden tests apply the grader's rules visibly: every use of a piece
+    (a call, ``plugged(name=name)``, ``chapter_pieces(...)``) sits inside a ``with`` block that
+    forbids mytorch's own implementation of it (``rules_of``, ``reference_of``,
+    ``chapter_rules``). So a piece that hands the work back to the library fails the visible
+    check with the reason, exactly as it fails in grading.
+    """
+    lines = text.split("\n")
+    names = set(piece_cells(text))
+    problems: list[str] = []
+    for _opened, start, close, meta in _cells(lines):
+        if "grade" not in meta:
+            continue
+        try:
+            tree = ast.parse("\n".join(lines[start:close]))
+        except SyntaxError:
+            continue
+
+        def visit(node: ast.AST, guarded: bool, start: int = start) -> None:
+            if _forbid_with(node):
+                guarded = True
+            if not guarded:
+                what = None
+                if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
+                    what = f"`{node.id}`"
+                elif isinstance(node, ast.Call) and getattr(node.func, "id", "") == "chapter_pieces":
+                    what = "`chapter_pieces(...)`"
+                if what:
+                    problems.append(f"{path}:{start + node.lineno}: the test uses {what} outside "
+                                    "`with forbid(*rules_of(...)):` — a visible check must apply the "
+                                    "rules the grader applies")
+            for child in ast.iter_child_nodes(node):
+                visit(child, guarded, start)
+        visit(tree, False)
     return problems

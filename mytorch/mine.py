@@ -27,7 +27,7 @@ import sys
 import traceback
 import types
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -45,12 +45,16 @@ _CODE_CELL = re.compile(r"^(`{3,}|~{3,})\{code-cell\}[^\n]*$")
 # ----------------------------------------------------------------------------- reading notebooks
 @dataclass
 class Cell:
-    """One code cell of an exercise notebook: its source, metadata and first line in the file."""
+    """One code cell of an exercise notebook: its source, metadata and place in the file."""
 
     source: str
     piece: str | None
     tags: list
     line: int  # 1-based line of the first source line (0 when unknown, as in .ipynb)
+    meta: dict = field(default_factory=dict)  # the top-level options (``piece``, ``tags``, ``grade``...)
+    opened: int = -1  # 0-based line of the opening fence (MyST only)
+    close: int = -1   # 0-based line of the closing fence; ``len(lines)`` when it is never closed
+    fence: str = ""   # the fence that closes it (MyST only)
 
 
 def read_cells(path: Path) -> list[Cell]:
@@ -67,18 +71,30 @@ def read_cells(path: Path) -> list[Cell]:
             meta = c.get("metadata", {}) or {}
             cells.append(Cell(src, meta.get("piece"), list(meta.get("tags", []) or []), 0))
         return cells
-    return _myst_cells(text)
+    return myst_cells(text)
 
 
-def _myst_cells(text: str) -> list[Cell]:
+def fence_of(line: str) -> str | None:
+    """The fence (```` ``` ````, ``~~~``...) when ``line`` opens a MyST code cell, else None."""
+    m = _CODE_CELL.match(line)
+    return m[1] if m else None
+
+
+def myst_cells(text: str) -> list[Cell]:
+    """The code cells of a jupytext MyST text: the book's one reader of ``{code-cell}`` blocks
+    (bookkit's exercise generator, notebook checks and piece tools use it too).
+
+    Options come as a YAML block between ``---`` lines or as ``:key: value`` lines; only
+    top-level ``key: value`` pairs are read (nested YAML is ignored), quotes stripped.
+    """
     lines = text.split("\n")
     cells, i = [], 0
     while i < len(lines):
-        m = _CODE_CELL.match(lines[i])
-        if not m:
+        fence = fence_of(lines[i])
+        if fence is None:
             i += 1
             continue
-        fence, i = m[1], i + 1
+        opened, i = i, i + 1
         meta: dict[str, str] = {}
         if i < len(lines) and lines[i].strip() == "---":          # a YAML block of options
             i += 1
@@ -97,7 +113,8 @@ def _myst_cells(text: str) -> list[Cell]:
             i += 1
         tags = [t.strip().strip("'\"") for t in meta.get("tags", "").strip("[]").split(",")
                 if t.strip()]
-        cells.append(Cell("\n".join(lines[start:i]), meta.get("piece") or None, tags, start + 1))
+        cells.append(Cell("\n".join(lines[start:i]), meta.get("piece") or None, tags, start + 1,
+                          meta, opened, i, fence))
         i += 1
     return cells
 

@@ -250,3 +250,31 @@ def test_a_wrong_mytorch_mine_setting_warns_and_imports(tmp_path: Path) -> None:
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "2.0", proc.stderr
     assert "MYTORCH_MINE" in proc.stderr and "library's own pieces" in proc.stderr
+
+
+def test_one_myst_reader_serves_mytorch_and_bookkit() -> None:
+    """Issue 22: mytorch.mine.myst_cells is the one reader of ``{code-cell}`` blocks; bookkit's
+    piece tools, exercise generator and fence check agree with it (options in both spellings,
+    a longer fence holding a shorter one, an unclosed cell)."""
+    from bookkit.exercises import strip_solutions
+    from bookkit.notebook import NotebookError, parse_myst
+    from bookkit.pieces import _cells, piece_cells
+    from mytorch.mine import myst_cells
+
+    text = "\n".join([
+        "# title", "", "```{code-cell} ipython3", ":piece: add", "", "def add(a, b):",
+        "    ### BEGIN SOLUTION", "    return a + b", "    ### END SOLUTION", "```", "",
+        "````{code-cell} ipython3", "---", "grade:", "  id: t1", "  points: 2", "tags: [setup]", "---",
+        "```", "add(1, 2)", "````", ""])
+    cells = myst_cells(text)
+    assert [(c.opened, c.line, c.close, c.piece, c.tags, c.fence) for c in cells] == [
+        (2, 6, 9, "add", [], "```"), (11, 19, 20, None, ["setup"], "````")]
+    assert cells[1].source == "```\nadd(1, 2)" and "grade" in cells[1].meta
+    assert _cells(text.split("\n")) == [(c.opened, c.line - 1, c.close, c.meta) for c in cells]
+    assert piece_cells(text) == ["add"]
+    student = strip_solutions(text)
+    assert "return a + b" not in student and "NotImplementedError" in student and "add(1, 2)" in student
+    broken = text.replace("````\n", "\n")
+    assert myst_cells(broken)[-1].close == len(broken.split("\n"))
+    with pytest.raises(NotebookError, match="opened at line 12 is never closed. Add a line '````'"):
+        parse_myst(broken)

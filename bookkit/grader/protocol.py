@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bookkit import verdict
 from bookkit.grader.regions import Program
 from bookkit.grader.sandbox import ChildResult
 
@@ -138,71 +139,43 @@ def _readable(canon: str) -> str:
     return _HEX_FLOAT.sub(lambda m: repr(float.fromhex(m.group())), canon)
 
 
-def _same_kind(a: np.ndarray, b: np.ndarray) -> bool:
-    return (a.dtype.kind in "US") == (b.dtype.kind in "US")
-
-
 def _listish(data: object, n: int | None = None) -> bool:
     return isinstance(data, (list, tuple)) and (n is None or len(data) == n)
 
 
 def compare(kind: str, got: object, exp: object, opts: object) -> tuple[bool, str]:
-    """Judge one check like ``bookkit.feedback`` would, from plain data only: (ok, reason)."""
+    """Judge one check from plain data only: (ok, reason). The data a child sent is validated
+    here; the verdict itself is ``bookkit.verdict``'s, the judge the student's check cells use."""
     opts = list(opts) if _listish(opts) else []
     if kind == "raises":
         if _listish(got, 1) and got[0] == "returned":
-            return False, "nothing was raised"
+            return verdict.raised(None, "", [])
         if not (_listish(got, 3) and got[0] == "raised" and _listish(got[1])
                 and all(isinstance(n, str) for n in got[1]) and isinstance(got[2], str)):
             return False, "malformed"
         if not (_listish(exp, 2) and exp[0] == "names" and _listish(exp[1])):
             return False, "the expected exception could not be read"
-        _, names, message = got
-        if not any(n in names for n in exp[1]):
-            return False, f"raised another exception ({names[0] if names else '?'})"
-        match = opts[0] if opts else None
-        if isinstance(match, str):
-            try:
-                if not re.search(match, message[:2000]):
-                    return False, "error message differs"
-            except re.error:
-                return False, "the expected message pattern is not a valid regex"
-        return True, ""
+        match = opts[0] if opts and isinstance(opts[0], str) else None
+        return verdict.raised(list(got[1]), got[2], list(exp[1]), match)
     if kind == "shape":
         if _listish(got, 2) and got[0] == "shape" and _listish(got[1]) and _listish(exp, 2):
-            return (list(got[1]) == list(exp[1]), "shape differs")
+            return verdict.same_shape(got[1], exp[1])
         return False, "no shape"
     g = decode(got)
     if g.opaque:
         return False, f"the value could not be read ({g.opaque})"
     if kind == "true":
-        if g.arr is not None:
-            return (g.arr.size == 1 and bool(g.arr.reshape(-1)[0])), "condition is false"
-        return g.py == "True", "condition is false"
+        return verdict.true(g.arr, g.py == "True" or None)
     e = decode(exp)
     if e.opaque:
         return False, "the expected value could not be read"
     if kind == "equal":
-        if g.arr is None or e.arr is None:
-            ok = g.py is not None and g.pytype == e.pytype and g.py == e.py
-            return ok, "values differ"
-        if g.arr.shape != e.arr.shape:
-            return False, "shapes differ"
-        if not _same_kind(g.arr, e.arr):
-            return False, "values differ"
-        numeric = g.arr.dtype.kind in "biufc" and e.arr.dtype.kind in "biufc"
-        nan = numeric and g.arr.dtype.kind in "fc"
-        return bool(np.array_equal(g.arr, e.arr, equal_nan=nan)), "values differ"
+        return verdict.equal(g.arr, e.arr, None if g.py is None else (g.pytype, g.py),
+                             None if e.py is None else (e.pytype, e.py))
     if kind == "close":
-        if g.arr is None or e.arr is None or g.arr.dtype.kind in "US" or e.arr.dtype.kind in "US":
-            return False, "not numbers"
-        a, b = g.arr.astype(float), e.arr.astype(float)
-        if a.shape != b.shape:
-            return False, "shapes differ"
         tol = [o if isinstance(o, (int, float)) and not isinstance(o, bool) else d
                for o, d in zip(opts + [1e-5, 1e-8][len(opts):], (1e-5, 1e-8), strict=False)]
-        return bool(np.allclose(a, b, rtol=float(tol[0]), atol=float(tol[1]), equal_nan=True)), \
-            "values not close"
+        return verdict.close(g.arr, e.arr, float(tol[0]), float(tol[1]))
     return False, f"unknown check {kind!r}"
 
 
@@ -296,7 +269,21 @@ def judge(program: Program, ref: Reference, run: ChildResult, hidden: bool = Tru
             result = TestResult(test.id, test.points, "error",
                                 f"the grader could not judge this test ({type(exc).__name__}: {exc})")
         results.append(result)
+    _integration_needs_own_work(results)
     return results
+
+
+def _integration_needs_own_work(results: list[TestResult]) -> None:
+    """An integration row counts only pieces that are the student's own work: when another test
+    of the exercise failed because its piece is a stub, calls mytorch's own implementation or
+    takes a route its exercise rules out, the integration row fails too."""
+    others = [r.id for r in results if r.id != "integration"
+              and verdict.not_own_work(r.status, r.message, r.error)]
+    for r in results:
+        if r.id == "integration" and r.status == "passed" and others:
+            r.status = "failed"
+            r.message = (f"只计算你自己写的零件：{', '.join(others)} 不是 / the integration row counts only "
+                         f"pieces that are your own work, and {', '.join(others)} are not")
 
 
 def _judge_test(program: Program, ref: Reference, run: ChildResult, test, hidden: bool) -> TestResult:

@@ -391,7 +391,8 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
     forbid_code = forbid.__code__
     feedback_view = type(sys)("bookkit.feedback")
     feedback_view.__dict__.update(recorders)
-    for name in ("to_numpy", "reference_of", "autograd_routes"):  # plain helpers of the tests
+    for name in ("to_numpy", "reference_of", "autograd_routes", "host_routes", "rules_of",
+                 "chapter_rules"):  # plain helpers of the tests
         if hasattr(bookkit.feedback, name):
             setattr(feedback_view, name, getattr(bookkit.feedback, name))
     package_view = type(sys)("bookkit")
@@ -444,6 +445,8 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
     test_builtins = dict(builtins.__dict__)
     test_builtins["__import__"] = test_import
     raiser = bookkit.feedback._raiser
+    # the sentence a forbidden call fails with (which call, and why): the same in a check cell
+    message_of = bookkit.feedback.forbidden_message
 
     # ---------------------------------------------------------------- 2. the seal
     allowed = tuple_(job["read_ok"])
@@ -564,7 +567,7 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
         try:
             for given in functions:
                 function = getattr_(given, "__func__", given)
-                name = text(getattr_(function, "__qualname__", "?"))
+                name = text(message_of(function))
                 while typeof(function) is typeof(open_block):  # a wrapper and what it wraps
                     if all(f is not function for f, _ in saved):
                         code = function.__code__
@@ -590,7 +593,7 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
             for block in stack:
                 for function, code in block:
                     if getattr_(function, "__wrapped__", None) is None:
-                        watch_code(function, code, text(function.__qualname__))
+                        watch_code(function, code, text(message_of(function)))
         finally:
             trusted[0] = False
 
@@ -611,7 +614,7 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
                 if forbidden:
                     name = forbidden_run(frame, frame.f_code)
                     if name is not None:
-                        violate(f"called {name}, which this exercise does not allow")
+                        violate(name)
                 return
             code = frame.f_code
             if code is enter_code or code is exit_code:

@@ -26,15 +26,28 @@ __all__ = ["DataParallel", "data_parallel", "scatter_batch", "gather_outputs", "
 def scatter_batch(batch: "Tensor", devices: list, dim: int) -> list:
     """Split ``batch`` along ``dim`` into one chunk per device (as ``chunk`` splits: equal sizes
     but the last) and move chunk i to ``devices[i]``; there may be fewer chunks than devices."""
-    chunks = batch.chunk(len(devices), dim)
-    return [chunk.to(device) for chunk, device in zip(chunks, devices)]
+    n = batch.size(dim)
+    per = -(-n // len(devices))                    # chunk's rule: ceil(n / k) rows in each part
+    if per == 0:                                   # an empty batch: an empty part per device
+        return [batch.to(device) for device in devices]
+    starts = range(0, n, per)                      # the last part gets what is left
+    return [batch.narrow(dim, start, min(per, n - start)).to(device)
+            for start, device in zip(starts, devices)]
 
 
 @piece("09.4")
 def gather_outputs(outputs: list, device: "device", dim: int) -> "Tensor":
     """The replicas' outputs, moved to ``device`` and concatenated along ``dim`` (the moves are
     differentiable: backward sends each part of the gradient back to its device)."""
-    return torch.cat([out.to(device) for out in outputs], dim)
+    sizes = [out.size(dim) for out in outputs]
+    shape = list(outputs[0].shape)
+    shape[dim] = sum(sizes)
+    joined = outputs[0].new_empty(shape, device=device)
+    start = 0
+    for out, size in zip(outputs, sizes):
+        joined.narrow(dim, start, size).copy_(out)  # copy_ crosses devices and is differentiable
+        start += size
+    return joined
 
 
 def replicate(module: Module, devices: list) -> list[Module]:
