@@ -779,23 +779,32 @@ _ERFC_S = (1.0, 2.26052863220117276590E0, 9.39603524938001434673E0, 1.2048953980
 
 
 def _polyval(coeffs: tuple, x: Any) -> Any:
-    """Horner's rule, highest power first."""
-    acc = x * 0 + coeffs[0]
-    for c in coeffs[1:]:
-        acc = acc * x + c
+    """Horner's rule, highest power first (in place on one accumulator: erf runs it on every
+    element of a GELU's input)."""
+    acc = x * coeffs[0] + coeffs[1]
+    for c in coeffs[2:]:
+        acc *= x
+        acc += c
     return acc
 
 
 def _erf_array(x: Any) -> Any:
     xd = x.astype(np.float64)
     ax = np.abs(xd)
-    z = xd * xd
-    small = xd * _polyval(_ERF_T, z) / _polyval(_ERF_U, z)
-    ax = np.minimum(ax, 10.0)  # erfc(10) ~ 2e-45: erf is exactly ±1 beyond (and at ±inf)
-    tail = np.where(ax < 8.0, _polyval(_ERFC_P, ax) / _polyval(_ERFC_Q, ax),
-                    _polyval(_ERFC_R, ax) / _polyval(_ERFC_S, ax))
-    large = np.copysign(1.0 - np.exp(-ax * ax) * tail, xd)
-    return np.where(ax <= 1.0, small, large).astype(x.dtype)
+    inner = ax <= 1.0  # each rational only where it is used (most of a GELU's inputs are inside)
+    out = np.empty_like(xd) if isinstance(xd, np.ndarray) else xd.copy()
+    xs = xd[inner]
+    z = xs * xs
+    out[inner] = xs * _polyval(_ERF_T, z) / _polyval(_ERF_U, z)
+    outer = ~inner
+    xo = xd[outer]
+    # erfc(6) ~ 2e-17 rounds 1 - erfc to exactly 1 in float64, so beyond 6 (and at ±inf) erf is
+    # ±1 and R/S, erfc's own tail beyond 8, is never needed
+    ao = np.minimum(np.abs(xo), 6.0)
+    tail = _polyval(_ERFC_P, ao)
+    tail /= _polyval(_ERFC_Q, ao)
+    out[outer] = np.copysign(1.0 - np.exp(-ao * ao) * tail, xo)
+    return out.astype(x.dtype)
 
 
 erf = _unary_float("erf", _erf_array, "ErfBackward0",
