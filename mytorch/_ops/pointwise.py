@@ -789,21 +789,26 @@ def _polyval(coeffs: tuple, x: Any) -> Any:
 
 
 def _erf_array(x: Any) -> Any:
+    if x.ndim == 0:  # (arithmetic on 0-d arrays gives NumPy scalars, which take no assignment)
+        return _erf_array(x.reshape(1)).reshape(())
     xd = x.astype(np.float64)
-    ax = np.abs(xd)
-    inner = ax <= 1.0  # each rational only where it is used (most of a GELU's inputs are inside)
-    out = np.empty_like(xd) if isinstance(xd, np.ndarray) else xd.copy()
-    xs = xd[inner]
-    z = xs * xs
-    out[inner] = xs * _polyval(_ERF_T, z) / _polyval(_ERF_U, z)
-    outer = ~inner
-    xo = xd[outer]
+    z = xd * xd
+    out = _polyval(_ERF_T, z)                 # x * T/U, first for every element (cheap) ...
+    out *= xd
+    out /= _polyval(_ERF_U, z)
+    outer = ~(np.abs(xd) <= 1.0)              # ... then 1 - erfc where |x| > 1 (or nan)
+    if type(out) is np.ndarray and out.flags.c_contiguous:  # (few: gather them by index)
+        flat = out.reshape(-1)
+        where_outer = np.flatnonzero(outer)
+        xo = xd.reshape(-1)[where_outer]
+    else:
+        flat, where_outer, xo = out, outer, xd[outer]
     # erfc(6) ~ 2e-17 rounds 1 - erfc to exactly 1 in float64, so beyond 6 (and at ±inf) erf is
     # ±1 and R/S, erfc's own tail beyond 8, is never needed
     ao = np.minimum(np.abs(xo), 6.0)
     tail = _polyval(_ERFC_P, ao)
     tail /= _polyval(_ERFC_Q, ao)
-    out[outer] = np.copysign(1.0 - np.exp(-ao * ao) * tail, xo)
+    flat[where_outer] = np.copysign(1.0 - np.exp(-ao * ao) * tail, xo)
     return out.astype(x.dtype)
 
 
