@@ -12,8 +12,9 @@ Target (issue 24): mytorch's step at most 1.2× torch's.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -134,8 +135,10 @@ def report(repeat: int = 3) -> tuple[str, list[str]]:
             fn()                     # other processes do not count against either
             best[k] = min(best[k], (time.process_time() - t) / STEPS * 1e3)
     size = f"B={BATCH} T={BLOCK} C={EMBD} heads={HEADS} layers={LAYERS}"
-    lines = [f"A small GPT's training step (CPU ms per step, best of {max(2, repeat)}; one thread each)",
-             f"{'model':>10}  {'size':<40}  {'mytorch':>8}  {'torch':>8}  {'my/torch':>8}  {'target':>7}  ok?"]
+    lines = [f"A small GPT's training step (CPU ms per step, best of {max(2, repeat)}; "
+             "one thread each)",
+             f"{'model':>10}  {'size':<40}  {'mytorch':>8}  {'torch':>8}  {'my/torch':>8}  "
+             f"{'target':>7}  ok?"]
     missed = []
     if "torch" in best:
         ratio = best["mytorch"] / best["torch"]

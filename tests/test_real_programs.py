@@ -633,7 +633,7 @@ def test_text_classifier():
     _close(mine, ref, rtol=1e-4, atol=1e-5)
 
 
-# ---------------------------------------------------------------- issue 24: the programs people learn from next
+# ------------------------------------------------------------ issue 24: the next programs people learn from
 SHAKESPEARE = """First Citizen:
 Before we proceed any further, hear me speak.
 
@@ -903,7 +903,7 @@ def makemore(torch):
     xs, ys = [], []
     for w in NAMES:
         chs = ["."] + list(w) + ["."]
-        for ch1, ch2 in zip(chs, chs[1:]):
+        for ch1, ch2 in zip(chs, chs[1:], strict=False):
             ix1, ix2 = stoi[ch1], stoi[ch2]
             N[ix1, ix2] += 1
             xs.append(ix1)
@@ -911,7 +911,7 @@ def makemore(torch):
     P = (N + 1).float()
     P /= P.sum(1, keepdims=True)
     log_likelihood = 0.0
-    for ix1, ix2 in zip(xs, ys):
+    for ix1, ix2 in zip(xs, ys, strict=True):
         log_likelihood += torch.log(P[ix1, ix2])
     out["counts"], out["nll"] = N.numpy(), (-log_likelihood / len(xs)).item()
     xs, ys = torch.tensor(xs), torch.tensor(ys)
@@ -919,7 +919,7 @@ def makemore(torch):
     rng = np.random.default_rng(2147483647)
     W = torch.from_numpy(rng.standard_normal((n, n)).astype(np.float32)).requires_grad_()
     bigram = []
-    for k in range(5):
+    for _ in range(5):
         xenc = F.one_hot(xs, num_classes=n).float()
         logits = xenc @ W
         counts = logits.exp()
@@ -1024,7 +1024,7 @@ def dcgan(torch):
     optimizerD = optim.Adam(netD.parameters(), lr=0.0002, betas=(0.5, 0.999))
     optimizerG = optim.Adam(netG.parameters(), lr=0.0002, betas=(0.5, 0.999))
     out = {"D": [], "G": [], "D_x": [], "D_G_z": []}
-    for i in range(3):
+    for _ in range(3):
         real_cpu = torch.from_numpy(np.tanh(rng.standard_normal((b_size, nc, 8, 8))).astype(np.float32))
         netD.zero_grad()
         label = torch.full((b_size,), real_label, dtype=real_cpu.dtype, device=device)
@@ -1086,7 +1086,7 @@ def forward_forward(torch, images, labels):
             return self.relu(torch.mm(x_direction, self.weight.T) + self.bias.unsqueeze(0))
 
         def train(self, x_pos, x_neg):
-            for i in range(self.num_epochs):
+            for _ in range(self.num_epochs):
                 g_pos = self.forward(x_pos).pow(2).mean(1)
                 g_neg = self.forward(x_neg).pow(2).mean(1)
                 loss = torch.log(1 + torch.exp(torch.cat([-g_pos + self.threshold,
@@ -1181,7 +1181,7 @@ def time_sequence_prediction(torch):
                 h_t2, c_t2 = self.lstm2(h_t, (h_t2, c_t2))
                 output = self.linear(h_t2)
                 outputs += [output]
-            for i in range(future):  # if we should predict the future
+            for _ in range(future):  # if we should predict the future
                 h_t, c_t = self.lstm1(output, (h_t, c_t))
                 h_t2, c_t2 = self.lstm2(h_t, (h_t2, c_t2))
                 output = self.linear(h_t2)
@@ -1199,7 +1199,7 @@ def time_sequence_prediction(torch):
     criterion = nn.MSELoss()
     optimizer = optim.LBFGS(seq.parameters(), lr=0.8, max_iter=4)
     out = {"loss": [], "test": []}
-    for i in range(2):
+    for _ in range(2):
         def closure():
             optimizer.zero_grad()
             out_ = seq(input)
