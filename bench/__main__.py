@@ -4,8 +4,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import (cases_autograd, cases_data, cases_nn, cases_nn_loss, cases_nn_norm, cases_optim,
-               cases_rnn, cases_small, cases_tensor, cases_training, distributed)
+from . import (
+    cases_autograd,
+    cases_data,
+    cases_gpt,
+    cases_nn,
+    cases_nn_loss,
+    cases_nn_norm,
+    cases_optim,
+    cases_rnn,
+    cases_small,
+    cases_tensor,
+    cases_training,
+    distributed,
+)
 from .runner import format_table, run
 
 SUITES = {"tensor": cases_tensor.CASES, "nn_loss": cases_nn_loss.CASES,
@@ -14,7 +26,8 @@ SUITES = {"tensor": cases_tensor.CASES, "nn_loss": cases_nn_loss.CASES,
           "small": cases_small.CASES, "rnn": cases_rnn.CASES}
 # Suites that measure something other than one call (e.g. a DataLoader's epoch) print their own
 # table: report(repeat) -> (text, missed targets).
-REPORTS = {"data": cases_data.report, "training": cases_training.report}
+REPORTS = {"data": cases_data.report, "training": cases_training.report,
+           "gpt": cases_gpt.report}
 
 
 def main(argv: list[str] | None = None) -> int:

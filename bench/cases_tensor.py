@@ -59,6 +59,13 @@ def _tiny_add(lib: ModuleType) -> Callable[[], Any]:
     return lambda: a + b
 
 
+def _cube(lib: ModuleType) -> Callable[[], Any]:
+    """``x ** 3`` (issue 24: as products, like torch; NumPy's column is ``x*x*x`` by hand, since
+    its own ``x ** 3`` calls the slow float ``pow``)."""
+    a = _data(lib, 2000)
+    return (lambda: a * a * a) if lib is np else (lambda: a ** 3)
+
+
 CASES = [
     Case("add", "1e6", _binary(lambda a, b: a + b, N)),
     Case("mul", "1e6", _binary(lambda a, b: a * b, N)),
@@ -70,4 +77,5 @@ CASES = [
     _matmul(1024),
     _matmul(2048),
     Case("add (tiny)", "3", _tiny_add, target=("torch", 3.0)),
+    Case("x ** 3", "2000", _cube, target=("torch", 2.0)),
 ]

@@ -488,8 +488,95 @@ divide, true_divide = div, div
 
 
 # ------------------------------------------------------------------------ powers and roots
+# ``x ** n`` is the idea: a value and its derivative ``n * x ** (n - 1)`` (``_pow_grad``, written
+# once for tensors and for bare arrays). ``pow`` around them owns torch's fidelity: dtype rules
+# and errors, integer powers, a tensor exponent, ``out=``.
+def _pow_value(a: Any, n: float) -> Any:
+    """``a ** n`` for a float array and a Python number, computed as torch's CPU kernel does:
+    ``x*x``, ``x*x*x`` and ``1/(x*x)`` for 2, 3 and -2; ``sqrt``, ``1/sqrt`` and ``1/x`` for 0.5,
+    -0.5 and -1; 1 for 0 (even for nan) and a copy for 1. Other small integers are products too,
+    in double precision for float16/32 (so one rounding, like the C ``pow``); the rest is ``pow``.
+    """
+    if a.dtype == _F16:  # torch computes half in float: so do we, rounding once at the end
+        wide = a.astype(_F32)
+        if n not in (0.5, -0.5):
+            return _pow_value(wide, n).astype(_F16)
+        root = np.sqrt(wide) + 0  # as the C pow, not sqrt: pow(-0, .5) is +0, pow(-inf, .5) inf
+        root[np.isneginf(wide)] = np.inf
+        return (root if n > 0 else 1 / root).astype(_F16)
+    if n == 2:
+        return a * a
+    if n == 3:
+        return a * a * a
+    if n == 0.5:
+        return np.sqrt(a)
+    if n == -1:
+        return np.reciprocal(a)
+    if n == -0.5:
+        return 1 / np.sqrt(a)
+    if n == -2:
+        return 1 / (a * a)
+    if n == 0:
+        return np.ones_like(a)
+    if n == 1:
+        return a.copy()
+    m = builtins.abs(n)
+    if 3 <= m <= 8 and m == int(m):
+        wide = a if a.dtype == _F64 else a.astype(_F64)
+        sq = wide * wide
+        m = int(m)
+        r = sq * wide if m == 3 else sq * sq      # x**3 (for -3), x**4, then x**5 ... x**8
+        r = r if m <= 4 else r * (wide if m == 5 else sq if m == 6 else sq * wide if m == 7 else r)
+        return (r if n > 0 else 1 / r).astype(a.dtype, copy=False)
+    return a ** n
+
+
+def _pow_grad(g: Any, x: Any, n: float, power: Callable) -> Any:
+    """d(x ** n)/dx = n * x ** (n - 1), times ``g`` (as torch groups it); ``power`` evaluates the
+    inner power: ``pow`` on tensors, ``_pow_value`` on bare arrays."""
+    return g * (n * power(x, n - 1))
+
+
+def _pow_run(node: Any, g: Tensor) -> tuple:
+    """The backward of a lean ``t ** n``: the rule on bare arrays in a plain pass (see
+    ``_mul_run``), else with mytorch ops (differentiable again)."""
+    x, n = node.input, node.other
+    if n == 0:
+        return (_zeros(g, x._data.shape),)
+    if STATE.enabled or g._data.dtype is not node.dtype:
+        return (_pow_grad(g, x, n, pow),)
+    token = FP_STATE.set(FP_IGNORE)
+    try:
+        return (wrap(_pow_grad(g._data, x._data, n, _pow_value), g._device),)
+    finally:
+        FP_STATE.reset(token)
+
+
+def _pow_lean(input: Tensor, n: float) -> Tensor | None:
+    """``input ** n`` for a float tensor in host memory and a Python number: no argument handling,
+    the result's dtype is the input's. None when the general path must take it."""
+    a = input._data
+    dt = a.dtype
+    if _SAVED_HOOKS or type(a) is not np.ndarray or not (dt is _F32 or dt is _F64 or dt is _F16) \
+            or not -_LEAN_INT < n < _LEAN_INT:
+        return None
+    token = FP_STATE.set(FP_IGNORE)
+    try:
+        res = wrap(_pow_value(a, n), input._device)
+    finally:
+        FP_STATE.reset(token)
+    if STATE.enabled and input._requires_grad:
+        record_lean("PowBackward0", res, (input,), _pow_run, input, n, True, False,
+                    (input,) if n != 0 else ())
+    return res
+
+
 def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:  # noqa: A001
     """``input ** exponent``; either may be a number (``2 ** t`` works through ``__rpow__``)."""
+    if out is None and isinstance(input, Tensor) and type(exponent) in (int, float):
+        res = _pow_lean(input, exponent)
+        if res is not None:
+            return res
     a, b, dev, dt = binary(input, exponent)
     if dt is D.bool:
         raise _not_implemented("pow", dt)
@@ -500,9 +587,13 @@ def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:  # n
             b = checked_scalar(exponent, dt)  # torch: u8 ** 300 is an overflow error, no wrap
         arr = _int_pow(a, b, dev)
     else:
-        with _quiet():  # a Python exponent lets NumPy use its fast paths (x**2 -> x*x)
-            arr = _apply(np.power, a, b) if isinstance(exponent, Tensor) else \
-                a ** (exponent if isinstance(exponent, (int, float)) else b)
+        with _quiet():
+            if isinstance(exponent, Tensor) or not isinstance(exponent, (int, float)):
+                arr = _apply(np.power, a, b)
+            elif a.dtype.kind == "f" and type(a) is np.ndarray:
+                arr = _pow_value(a, exponent)      # (a strided view keeps its layout)
+            else:
+                arr = a ** exponent                # complex, or CuPy
     if not isinstance(input, Tensor):  # number ** tensor: torch's result is contiguous
         arr = contiguous_result(arr)
     res = wrap(arr, dev)
@@ -529,7 +620,7 @@ def _record_pow(res: Tensor, base: Any, exponent: Any) -> None:
         def backward(g: Tensor) -> tuple:
             if exponent == 0:
                 return (_zeros(g, _shape(base)),)
-            return (g * exponent * base.pow(exponent - 1),)
+            return (_pow_grad(g, base, exponent, pow),)
         record("PowBackward0", res, (base,), backward, saved=(base,))
         return
 
@@ -691,23 +782,37 @@ _ERFC_S = (1.0, 2.26052863220117276590E0, 9.39603524938001434673E0, 1.2048953980
 
 
 def _polyval(coeffs: tuple, x: Any) -> Any:
-    """Horner's rule, highest power first."""
-    acc = x * 0 + coeffs[0]
-    for c in coeffs[1:]:
-        acc = acc * x + c
+    """Horner's rule, highest power first (in place on one accumulator: erf runs it on every
+    element of a GELU's input)."""
+    acc = x * coeffs[0] + coeffs[1]
+    for c in coeffs[2:]:
+        acc *= x
+        acc += c
     return acc
 
 
 def _erf_array(x: Any) -> Any:
+    if x.ndim == 0:  # (arithmetic on 0-d arrays gives NumPy scalars, which take no assignment)
+        return _erf_array(x.reshape(1)).reshape(())
     xd = x.astype(np.float64)
-    ax = np.abs(xd)
     z = xd * xd
-    small = xd * _polyval(_ERF_T, z) / _polyval(_ERF_U, z)
-    ax = np.minimum(ax, 10.0)  # erfc(10) ~ 2e-45: erf is exactly ±1 beyond (and at ±inf)
-    tail = np.where(ax < 8.0, _polyval(_ERFC_P, ax) / _polyval(_ERFC_Q, ax),
-                    _polyval(_ERFC_R, ax) / _polyval(_ERFC_S, ax))
-    large = np.copysign(1.0 - np.exp(-ax * ax) * tail, xd)
-    return np.where(ax <= 1.0, small, large).astype(x.dtype)
+    out = _polyval(_ERF_T, z)                 # x * T/U, first for every element (cheap) ...
+    out *= xd
+    out /= _polyval(_ERF_U, z)
+    outer = ~(np.abs(xd) <= 1.0)              # ... then 1 - erfc where |x| > 1 (or nan)
+    if type(out) is np.ndarray and out.flags.c_contiguous:  # (few: gather them by index)
+        flat = out.reshape(-1)
+        where_outer = np.flatnonzero(outer)
+        xo = xd.reshape(-1)[where_outer]
+    else:
+        flat, where_outer, xo = out, outer, xd[outer]
+    # erfc(6) ~ 2e-17 rounds 1 - erfc to exactly 1 in float64, so beyond 6 (and at ±inf) erf is
+    # ±1 and R/S, erfc's own tail beyond 8, is never needed
+    ao = np.minimum(np.abs(xo), 6.0)
+    tail = _polyval(_ERFC_P, ao)
+    tail /= _polyval(_ERFC_Q, ao)
+    flat[where_outer] = np.copysign(1.0 - np.exp(-ao * ao) * tail, xo)
+    return out.astype(x.dtype)
 
 
 erf = _unary_float("erf", _erf_array, "ErfBackward0",

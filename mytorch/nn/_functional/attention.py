@@ -11,6 +11,7 @@ Beware of the two mask conventions torch uses (a classic bug):
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -31,6 +32,12 @@ def _safe_softmax(scores: Tensor) -> Tensor:
     out = softmax(scores, -1)
     dead = (scores == _NEG_INF).all(-1, keepdim=True)
     return where(dead, 0.0, out) if bool(dead.any()) else out
+
+
+@functools.lru_cache(maxsize=32)
+def _causal_block(L: int, S: int, device: Any) -> Tensor:
+    """The positions ``is_causal`` forbids: key ``j`` after query ``i`` (a constant, cached)."""
+    return ones(L, S, dtype=bool, device=device).triu(1)
 
 
 def _mask_to_bias(mask: Tensor, like: Tensor, true_means_masked: bool) -> Tensor:
@@ -57,8 +64,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         if attn_mask is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                                "set when is_causal=True")
-        allowed = ones(L, S, dtype=query.dtype, device=query.device).tril().bool()
-        scores = scores.masked_fill(~allowed, _NEG_INF)
+        scores = scores.masked_fill(_causal_block(L, S, query.device), _NEG_INF)
+        if attn_mask is None and not enable_gqa:  # (every row keeps its first key: none dies)
+            weights = softmax(scores, -1)
+            return (dropout(weights, dropout_p, True) if dropout_p > 0.0 else weights).matmul(value)
     if attn_mask is not None:
         scores = scores + _mask_to_bias(attn_mask, query, true_means_masked=False)
     if enable_gqa:
