@@ -103,11 +103,17 @@ from . import profiler  # noqa: F401  (and torch.autograd.profiler, which it bui
 from ._runtime import (compile, get_float32_matmul_precision, get_num_interop_threads,  # noqa: F401,A004
                        get_num_threads, set_float32_matmul_precision, set_num_interop_threads,
                        set_num_threads)
+from . import amp  # noqa: E402  (GradScaler; torch.cuda.amp below)
+from .amp import autocast  # noqa: E402
+from .cuda import amp as _cuda_amp  # noqa: E402,F401
 from ._devices_absent import cpu, mps, xpu  # noqa: F401,E402  (mps/xpu: is_available() is False)
 from . import _unsupported  # noqa: E402
 from ._surface import bind_torch_functions as _bind_torch_functions  # noqa: E402
 
 _bind_torch_functions(globals())
+from . import _bfloat16  # noqa: E402
+
+_dtype.ON_EXTENSION_LOAD.append(_bfloat16.install)  # bfloat16 ops compute in float32, as torch's
 import math as _math  # noqa: E402
 
 e, pi, inf, nan = _math.e, _math.pi, _math.inf, _math.nan

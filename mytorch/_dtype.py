@@ -97,9 +97,11 @@ float8_e4m3fnuz = _ExtensionDtype("float8_e4m3fnuz", 1)
 float8_e5m2 = _ExtensionDtype("float8_e5m2", 1)
 float8_e5m2fnuz = _ExtensionDtype("float8_e5m2fnuz", 1)
 float8_e8m0fnu = _ExtensionDtype("float8_e8m0fnu", 1)
+float8_e8m0fnu.is_signed = False  # a power of two: exponent bits only
 _EXTENSION = (bfloat16, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu)
 _FLOAT8 = _EXTENSION[1:]
 _EXTENSION_NP: dict[str, Any] = {}
+ON_EXTENSION_LOAD: list = []  # called once ml_dtypes is loaded (upper layers add to it)
 
 
 def _load_ml_dtypes() -> dict[str, Any]:
@@ -114,6 +116,8 @@ def _load_ml_dtypes() -> dict[str, Any]:
             npd = np.dtype(getattr(ml_dtypes, d.name))
             _BY_NP[npd], _BY_NP_TYPE[npd.type] = d, d
             _EXTENSION_NP[d.name] = npd
+        for hook in ON_EXTENSION_LOAD:  # e.g. mytorch/_bfloat16.py: float32 compute for bfloat16
+            hook()
     return _EXTENSION_NP
 
 
@@ -305,7 +309,7 @@ class finfo:
             info = np.finfo(d.np)
         self.dtype = d.to_real().name
         self.bits = info.bits
-        self.eps = _py_float(info.eps)
+        self.eps = _py_float(info.eps) if d is not float8_e5m2fnuz else 0.125  # (torch's value)
         self.max = _py_float(info.max)
         self.min = _py_float(info.min)
         self.tiny = self.smallest_normal = _py_float(info.smallest_normal)

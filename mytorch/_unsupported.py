@@ -97,7 +97,7 @@ LEFT_OUT: dict[str, tuple[str, str, str]] = {
     ),
     "mixed precision": (
         "autocast (running ops in a lower precision automatically) is not implemented",
-        """amp autocast autocast_decrement_nesting autocast_increment_nesting clear_autocast_cache
+        """autocast_decrement_nesting autocast_increment_nesting clear_autocast_cache
         get_autocast_cpu_dtype get_autocast_dtype get_autocast_gpu_dtype get_autocast_ipu_dtype
         get_autocast_xla_dtype is_autocast_cache_enabled is_autocast_cpu_enabled
         is_autocast_enabled is_autocast_ipu_enabled is_autocast_xla_enabled
@@ -235,8 +235,15 @@ class Unsupported:
         return f"<{self._qualname}: not implemented in mytorch>"
 
 
-def module_getattr(module: str, name: str) -> Unsupported:
-    """``__getattr__`` of the ``mytorch`` package: a placeholder for a left-out torch name."""
+def module_getattr(module: str, name: str) -> Any:
+    """``__getattr__`` of the ``mytorch`` package: a submodule not imported yet (imported now, as
+    torch does for ``torch.onnx``), or a placeholder for a left-out torch name."""
+    if not name.startswith("_"):
+        import importlib
+        import importlib.util
+
+        if importlib.util.find_spec(f"{module}.{name}") is not None:
+            return importlib.import_module(f"{module}.{name}")
     group = _TORCH_NAMES.get(name)
     if group is None:
         raise AttributeError(f"module '{module}' has no attribute '{name}'")

@@ -17,10 +17,11 @@ LEFT_TENSOR = set(_unsupported._TENSOR_NAMES)
 
 
 def _torch_names() -> list[str]:
-    """torch's public top-level names, less the standard-library modules its __init__ imports."""
+    """torch's public top-level names, less the standard-library modules its __init__ imports
+    and the submodules torch imports on first use (their own tests cover them)."""
     out = []
     for n in dir(torch):
-        if n.startswith("_"):
+        if n.startswith("_") or n in torch._lazy_modules:  # (in dir only once imported: onnx)
             continue
         v = getattr(torch, n)
         if isinstance(v, types.ModuleType) and (not v.__name__.startswith("torch") or v is torch):
