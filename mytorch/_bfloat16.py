@@ -62,6 +62,12 @@ def _up(x: Any) -> Any:
     return x
 
 
+def _through_bfloat16(x: Any) -> Any:
+    if isinstance(x, Tensor) and x.is_floating_point():
+        return x.to(D.bfloat16).float()
+    return x
+
+
 def _down(r: Any) -> Any:
     if isinstance(r, Tensor):
         if r.dtype is not D.float32:
@@ -93,20 +99,33 @@ def _mixes_wider_floats(args: tuple, kwargs: dict) -> bool:
 _WIDER = (D.float16, D.float32, D.float64, D.complex64, D.complex128)
 
 
+def _refuse_float8(name: str, args: tuple, kwargs: dict) -> None:
+    """torch's CPU has no float8 kernels beyond casts and copies."""
+    for x in (*args, *kwargs.values()):
+        if isinstance(x, Tensor) and D._BY_NP.get(x._data.dtype) in D._FLOAT8:
+            raise NotImplementedError(f'"{name.strip("_")}" not implemented for '
+                                      f"'{D._scalar_name(x.dtype)}'")
+
+
 def _float32_compute(fn: Callable) -> Callable:
+    name = fn.__name__
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _refuse_float8(name, args, kwargs)
         asked = kwargs.get("dtype") is D.bfloat16
         if not asked and not any(_is_low(x) or (isinstance(x, (list, tuple)) and x and
                                                 any(_is_low(v) for v in x))
                                  for x in (*args, *kwargs.values())):
             return fn(*args, **kwargs)
-        if kwargs.get("out") is not None or _mixes_wider_floats(args, kwargs):
+        if kwargs.get("out") is not None or (not asked and _mixes_wider_floats(args, kwargs)):
             return fn(*[_up(a) for a in args], **{k: _up(v) for k, v in kwargs.items()})
         requires_grad = kwargs.pop("requires_grad", False) if asked else False
-        if asked:
+        up = _up
+        if asked:  # dtype=torch.bfloat16: the inputs are cast to it first (then computed in float32)
             kwargs["dtype"] = D.float32
-        res = _down(fn(*[_up(a) for a in args], **{k: _up(v) for k, v in kwargs.items()}))
+            up = _through_bfloat16
+        res = _down(fn(*[up(a) for a in args], **{k: up(v) for k, v in kwargs.items()}))
         if requires_grad:
             res.requires_grad_()
         return res

@@ -143,7 +143,7 @@ def get_default_dtype() -> dtype:
 def set_default_dtype(d: dtype) -> None:
     """Change the default floating dtype (only float32 and float64 are allowed, as in torch)."""
     global _default_float
-    if d not in (float32, float64, float16):
+    if d not in (float32, float64, float16, bfloat16):
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     _default_float = d
     _PROMO_CACHE.clear()

@@ -178,6 +178,29 @@ class Tensor(metaclass=_TensorMeta):
         """Which output of its ``grad_fn`` this tensor is."""
         return self._output_nr
 
+    @property
+    def name(self) -> None:
+        """None: mytorch tensors have no name (torch's is None too unless set by internals)."""
+        return None
+
+    @property
+    def volatile(self) -> bool:
+        """Always False (a removed Variable flag), with torch's warning."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                      stacklevel=2)
+        return False
+
+    @property
+    def grad_dtype(self) -> D.dtype:
+        """The dtype a gradient of this (leaf) tensor has: its own."""
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        return self.dtype
+
+    def is_distributed(self) -> bool:
+        """False: no tensor is split over processes."""
+        return False
+
     def is_conj(self) -> bool:
         """False: mytorch conjugates at once, never lazily."""
         return False
@@ -310,6 +333,8 @@ class Tensor(metaclass=_TensorMeta):
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """A NumPy array **sharing memory** with this CPU tensor."""
+        if self._data.dtype.kind == "V":  # bfloat16, float8: NumPy has no such dtype (as torch)
+            raise TypeError(f"Got unsupported ScalarType {D._scalar_name(self.dtype)}")
         if not force:
             if self._requires_grad:
                 raise RuntimeError("Can't call numpy() on Tensor that requires grad. "

@@ -180,7 +180,7 @@ LEFT_OUT: dict[str, tuple[str, str, str]] = {
     "autograd internals": (
         "legacy Variable attributes and internal autograd bookkeeping",
         "",
-        "volatile reinforce grad_dtype name is_distributed",
+        "reinforce",
     ),
     "other modules and internals": (
         "torch sub-packages outside the book's scope, and names torch's own modules use",
@@ -192,7 +192,7 @@ LEFT_OUT: dict[str, tuple[str, str, str]] = {
 }
 
 # The listed Tensor names that torch exposes as properties (reading them raises at once).
-TENSOR_PROPERTIES = frozenset({"imag", "real", "volatile", "grad_dtype", "name"})
+TENSOR_PROPERTIES = frozenset({"imag", "real"})
 
 _TORCH_NAMES: dict[str, str] = {}
 _TENSOR_NAMES: dict[str, str] = {}

@@ -218,3 +218,29 @@ def test_nanogpt_dtype_table_and_context():
     ctx = nullcontext() if "cpu" == "cpu" else mytorch.amp.autocast(device_type="cpu", dtype=ptdtype)
     with ctx:
         assert (mytorch.ones(2, dtype=ptdtype) * 2).sum().item() == 4.0
+
+
+EDGES = {
+    "numpy_refused": lambda t: t.ones(2, dtype=t.bfloat16).numpy(),
+    "tolist": lambda t: t.tensor([1.5, -2.25], dtype=t.bfloat16).tolist(),
+    "item": lambda t: t.tensor([0.1], dtype=t.bfloat16).item(),
+    "view_as_int16": lambda t: t.tensor([1.5, -2.25], dtype=t.bfloat16).view(t.int16).tolist(),
+    "default_dtype": lambda t: (t.set_default_dtype(t.bfloat16), str(t.tensor([1.1])),
+                                t.set_default_dtype(t.float32))[1],
+    "float8_arithmetic_refused": lambda t: t.ones(2).to(t.float8_e4m3fn) * 2,
+    "float8_to_bfloat16": lambda t: str(t.ones(2).to(t.float8_e5m2).to(t.bfloat16)),
+    "sum_to_bfloat16": lambda t: str(t.full((300,), 0.1).sum(dtype=t.bfloat16)),
+    "with_float64": lambda t: str((t.ones(2, dtype=t.bfloat16) / t.full((2,), 3.0, dtype=t.float64)).dtype),
+}
+
+
+@pytest.mark.parametrize("case", EDGES)
+def test_edges_as_torch(case):
+    fn = EDGES[case]
+    try:
+        ref = fn(torch)
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(type(e)):
+            fn(mytorch)
+        return
+    assert fn(mytorch) == ref

@@ -88,24 +88,32 @@ def test_other_names_stay_attribute_errors():
 
 
 def test_dir_stays_clean():
+    """Placeholders never show in dir(); mytorch.Tensor adds no public name torch.Tensor lacks
+    (tests/test_api_surface.py checks the same for the modules)."""
     assert not set(dir(mytorch)) & LEFT_TORCH
     assert not set(dir(mytorch.Tensor)) & LEFT_TENSOR
+    extra = {n for n in dir(mytorch.Tensor) if not n.startswith("_") and not hasattr(torch.Tensor, n)}
+    assert not extra, f"not in torch.Tensor: {sorted(extra)}"
 
 
 FLAGS = ["is_xpu", "is_mps", "is_meta", "is_quantized", "is_sparse", "is_sparse_csr", "is_mkldnn",
          "is_vulkan", "is_xla", "is_ipu", "is_maia", "is_mtia", "is_nested", "is_cpu", "is_cuda",
-         "output_nr"]
+         "output_nr", "name"]
 
 
 @pytest.mark.parametrize("flag", FLAGS)
 def test_tensor_flags_as_torch(flag):
-    assert getattr(mytorch.ones(2, 3), flag) == getattr(torch.ones(2, 3), flag)
-    assert getattr(mytorch.ones(2, requires_grad=True) * 2, flag) == \
-        getattr(torch.ones(2, requires_grad=True) * 2, flag)
+    assert repr(getattr(mytorch.ones(2, 3), flag)) == repr(getattr(torch.ones(2, 3), flag))
+    assert repr(getattr(mytorch.ones(2, requires_grad=True) * 2, flag)) == \
+        repr(getattr(torch.ones(2, requires_grad=True) * 2, flag))
 
 
 CHEAP = {
     "is_conj": lambda t: t.ones(2).is_conj(),
+    "is_distributed": lambda t: t.ones(2).is_distributed(),
+    "volatile": lambda t: t.ones(2).volatile,
+    "grad_dtype_int": lambda t: t.ones(2, dtype=t.int64).grad_dtype,
+    "grad_dtype_non_leaf": lambda t: (t.ones(2, requires_grad=True) * 2).grad_dtype,
     "is_neg": lambda t: t.is_neg(t.ones(2)),
     "resolve_conj": lambda t: t.resolve_conj(t.arange(3.)).tolist(),
     "is_same_size": lambda t: (t.ones(2, 3).is_same_size(t.zeros(2, 3)), t.is_same_size(t.ones(2), t.ones(3))),
