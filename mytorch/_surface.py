@@ -1,13 +1,19 @@
-"""torch's top-level spellings of operations mytorch has under another name.
+"""torch's top-level spellings of operations mytorch has under another name, and a few small
+functions composed from existing ops.
 
 torch exposes many Tensor methods as functions too (``torch.relu_(x)``, ``torch.detach(x)``) and
 many ``torch.nn.functional`` ops at the top level (``torch.conv2d``, ``torch.layer_norm``).
 ``bind_torch_functions`` adds those spellings to the ``mytorch`` namespace from the one
-implementation each already has, instead of a second copy.
+implementation each already has, instead of a second copy. ``diff``, ``deg2rad``, ``logaddexp``,
+``cdist``, ``isin``, ``cartesian_prod`` and ``block_diag`` are written with public ops, so their
+gradients come from those ops' rules.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
+
+import mytorch as torch
 
 from . import _creation, _dtype
 from ._storage import TypedStorage, UntypedStorage
@@ -99,6 +105,103 @@ def is_storage(obj: Any) -> bool:
     return isinstance(obj, (TypedStorage, UntypedStorage))
 
 
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``!=`` for bool tensors), as torch.diff."""
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if prepend is not None or append is not None:
+        parts = [t if t.dim() else t.expand(*input.shape[:dim % input.dim()], 1)
+                 for t in (prepend, input, append) if t is not None]
+        input = torch.cat(parts, dim)
+    for _ in range(n):
+        length = input.shape[dim]
+        if length == 0:
+            break
+        hi, lo = input.narrow(dim, 1, length - 1), input.narrow(dim, 0, length - 1)
+        input = hi != lo if input.dtype is _dtype.bool else hi - lo
+    return input
+
+
+def deg2rad(input: Tensor) -> Tensor:
+    """Degrees to radians: ``input * (pi / 180)`` (integers give the default float dtype)."""
+    return input * (math.pi / 180.0)
+
+
+def rad2deg(input: Tensor) -> Tensor:
+    """Radians to degrees: ``input * (180 / pi)``."""
+    return input * (180.0 / math.pi)
+
+
+def _logaddexp(name: str, input: Tensor, other: Tensor, base2: bool) -> Tensor:
+    if not (input.is_floating_point() or input.is_complex()):
+        raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                  f"'{_dtype._scalar_name(input.dtype)}'")
+    big = torch.maximum(input, other)
+    gap = -(input - other).abs()
+    rest = torch.log1p(torch.exp2(gap)) / math.log(2.0) if base2 else torch.log1p(torch.exp(gap))
+    # both -inf (or both +inf): the gap is NaN, and the answer is that infinity
+    return torch.where(torch.isinf(big) & (input == other), big, big + rest)
+
+
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+    """``log(exp(input) + exp(other))`` without overflow: ``max + log1p(exp(-|input - other|))``."""
+    return _logaddexp("logaddexp", input, other, base2=False)
+
+
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
+    """``log2(2**input + 2**other)`` without overflow."""
+    return _logaddexp("logaddexp2", input, other, base2=True)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The ``p``-norm distance between each row of ``x1`` and each row of ``x2`` (batched)."""
+    if x1.dim() < 2 or x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
+                           f"X2: {x2.shape[-1]}")
+    return torch.linalg.vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), ord=p, dim=-1)
+
+
+def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
+         invert: bool = False) -> Tensor:
+    """For each element, whether it occurs in ``test_elements`` (a bool tensor of its shape)."""
+    el = elements if isinstance(elements, Tensor) else torch.tensor(elements)
+    test = test_elements if isinstance(test_elements, Tensor) else torch.tensor(test_elements)
+    found = (el.unsqueeze(-1) == test.reshape(-1)).any(-1) if test.numel() else \
+        torch.zeros(el.shape, dtype=torch.bool)
+    return ~found if invert else found
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """All combinations of one element from each 1-D tensor, as rows (one tensor: itself)."""
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = torch.meshgrid(*tensors, indexing="ij")
+    return torch.stack([g.reshape(-1) for g in grids], dim=1)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """The tensors (0-, 1- or 2-D) placed along the diagonal of a zero matrix."""
+    mats = [t.reshape(1, -1) if t.dim() < 2 else t for t in tensors]
+    for i, t in enumerate(mats):
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. "
+                               f"Input {i} has {t.dim()} dimensions")
+    dt = mats[0].dtype if mats else torch.float32
+    for t in mats[1:]:
+        dt = torch.promote_types(dt, t.dtype)
+    rows, cols = sum(t.shape[0] for t in mats), sum(t.shape[1] for t in mats)
+    out = torch.zeros(rows, cols, dtype=dt, device=mats[0].device if mats else None)
+    r = c = 0
+    for t in mats:
+        out[r:r + t.shape[0], c:c + t.shape[1]] = t
+        r, c = r + t.shape[0], c + t.shape[1]
+    return out
+
+
 _TENSOR_AND_TORCH = {
     "hsplit": _directional_split("hsplit", 1, 1), "vsplit": _directional_split("vsplit", 0, 2),
     "dsplit": _directional_split("dsplit", 2, 3), "split_with_sizes": split_with_sizes,
@@ -106,7 +209,11 @@ _TENSOR_AND_TORCH = {
     "unsafe_split_with_sizes": split_with_sizes,
     "unsafe_chunk": lambda input, chunks, dim=0: input.chunk(chunks, dim),
     "positive": positive, "is_nonzero": _creation.is_nonzero, "prelu": F.prelu,
+    "diff": diff, "deg2rad": deg2rad, "rad2deg": rad2deg, "logaddexp": logaddexp,
+    "logaddexp2": logaddexp2,
 }
+_TORCH_ONLY = {"cdist": cdist, "isin": isin, "cartesian_prod": cartesian_prod,
+               "block_diag": block_diag}
 
 
 def bind_torch_functions(namespace: dict) -> None:
@@ -118,6 +225,8 @@ def bind_torch_functions(namespace: dict) -> None:
         namespace.setdefault(name, getattr(F, name))
     namespace.setdefault("dropout", dropout)
     namespace.setdefault("embedding", embedding)
+    for name, fn in _TORCH_ONLY.items():
+        namespace.setdefault(name, fn)
     namespace.setdefault("typename", typename)
     namespace.setdefault("is_storage", is_storage)
     for name, fn in _TENSOR_AND_TORCH.items():  # both spellings: torch.hsplit(x, 2), x.hsplit(2)
