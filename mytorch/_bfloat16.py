@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import _dtype as D
-from .autograd.grad_mode import no_grad
 from ._tensor import Tensor
+from .autograd.grad_mode import no_grad
 
 __all__ = ["install"]
 

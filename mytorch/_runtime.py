@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["get_num_threads", "set_num_threads", "get_num_interop_threads",
            "set_num_interop_threads", "get_float32_matmul_precision",

@@ -11,7 +11,8 @@ gradients come from those ops' rules.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import mytorch as torch
 

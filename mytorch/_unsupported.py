@@ -222,7 +222,7 @@ class Unsupported:
     def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise unsupported_error(self._qualname, self._group)
 
-    def __getattr__(self, name: str) -> "Unsupported":
+    def __getattr__(self, name: str) -> Unsupported:
         if name.startswith("__"):
             raise AttributeError(name)
         return Unsupported(f"{self._qualname}.{name}", self._group)

@@ -26,7 +26,7 @@ def both(fn):
 def same(mine, ref, ulps=0):
     """Equal dtypes and shapes; values equal (or within ``ulps`` bfloat16 steps: 2**-7 relative)."""
     if isinstance(ref, (tuple, list)):
-        for m, r in zip(mine, ref):
+        for m, r in zip(mine, ref, strict=True):
             same(m, r, ulps)
         return
     assert str(mine.dtype) == str(ref.dtype) and tuple(mine.shape) == tuple(ref.shape)
@@ -118,6 +118,7 @@ def test_gradients_are_bfloat16_as_torch():
     same(*both(fn), ulps=4)  # torch's softmax backward reads its bfloat16-rounded output
 
 
+@pytest.mark.slow  # (torch's first bfloat16 AdamW step in a process takes seconds)
 def test_a_bfloat16_model_trains_like_torch():
     def fn(t, x):
         t.manual_seed(0)

@@ -108,7 +108,7 @@ def test_index_forms_match_torch_values_and_gradients(mode, case):
             _run(mytorch, shape, entries, bare, mode)
         return
     mine = _run(mytorch, shape, entries, bare, mode)
-    for m, r in zip(mine, ref):
+    for m, r in zip(mine, ref, strict=True):
         if r is None:
             assert m is None
         else:

@@ -124,7 +124,8 @@ CHEAP = {
     "grad_dtype_non_leaf": lambda t: (t.ones(2, requires_grad=True) * 2).grad_dtype,
     "is_neg": lambda t: t.is_neg(t.ones(2)),
     "resolve_conj": lambda t: t.resolve_conj(t.arange(3.)).tolist(),
-    "is_same_size": lambda t: (t.ones(2, 3).is_same_size(t.zeros(2, 3)), t.is_same_size(t.ones(2), t.ones(3))),
+    "is_same_size": lambda t: (t.ones(2, 3).is_same_size(t.zeros(2, 3)),
+                               t.is_same_size(t.ones(2), t.ones(3))),
     "is_nonzero": lambda t: t.tensor([2.0]).is_nonzero(),
     "positive": lambda t: t.positive(t.arange(3.)).tolist(),
     "positive_bool": lambda t: t.ones(2, dtype=t.bool).positive(),
@@ -210,7 +211,7 @@ def test_composed_functions_values_and_gradients(case):
     (mo, mg, md), (to, tg, td) = results
     assert md.replace("mytorch", "torch") == td and mo.shape == to.shape
     np.testing.assert_allclose(mo, to, rtol=1e-5, atol=1e-5)
-    for m, r in zip(mg, tg):
+    for m, r in zip(mg, tg, strict=True):
         np.testing.assert_allclose(m, r, rtol=1e-4, atol=1e-5)
 
 

@@ -8,7 +8,8 @@ usually pick ``contextlib.nullcontext()`` instead, which works unchanged.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .._unsupported import unsupported_error
 
