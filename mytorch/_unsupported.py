@@ -214,17 +214,20 @@ class Unsupported:
     It exists (``hasattr`` is True, as in torch), but calling it, subclassing it or using it as
     a module raises ``NotImplementedError`` naming the torch API."""
 
-    __slots__ = ("_qualname", "_group")
+    __slots__ = ("_qualname", "_group", "_namespace")
 
-    def __init__(self, qualname: str, group: str | None) -> None:
-        self._qualname, self._group = qualname, group
+    def __init__(self, qualname: str, group: str | None, namespace: bool = True) -> None:
+        # namespace: it may stand for a module or class (torch.jit -> torch.jit.script); a tensor
+        # method's placeholder has no attributes, like the method it replaces, so duck-typing
+        # probes such as matplotlib's ``y.index.to_numpy`` get their AttributeError
+        self._qualname, self._group, self._namespace = qualname, group, namespace
 
     def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise unsupported_error(self._qualname, self._group)
 
     def __getattr__(self, name: str) -> Unsupported:
-        if name.startswith("__"):
-            raise AttributeError(name)
+        if name.startswith("__") or not self._namespace:
+            raise AttributeError(f"'{self._qualname}' has no attribute '{name}'")
         return Unsupported(f"{self._qualname}.{name}", self._group)
 
     def __mro_entries__(self, bases: tuple) -> NoReturn:
@@ -256,4 +259,4 @@ def tensor_fallback(cls_name: str, name: str) -> Unsupported:
         raise AttributeError(f"'{cls_name}' object has no attribute '{name}'")
     if name in TENSOR_PROPERTIES:
         raise unsupported_error(f"torch.Tensor.{name}", group)
-    return Unsupported(f"torch.Tensor.{name}", group)
+    return Unsupported(f"torch.Tensor.{name}", group, namespace=False)

@@ -85,6 +85,18 @@ def test_placeholders_name_submodule_functions_and_refuse_subclassing():
             pass
 
 
+def test_tensor_placeholders_have_no_attributes():
+    """Duck-typing probes of other libraries must see an AttributeError, as for torch's methods
+    (matplotlib tries ``y.index.to_numpy()`` on whatever it plots)."""
+    from matplotlib import cbook
+
+    x = mytorch.arange(3.0)
+    with pytest.raises(AttributeError):
+        x.index.to_numpy  # noqa: B018
+    xs, ys = cbook.index_of(x)
+    assert list(xs) == [0, 1, 2]
+
+
 def test_other_names_stay_attribute_errors():
     with pytest.raises(AttributeError):
         mytorch.no_such_function  # noqa: B018
