@@ -100,6 +100,7 @@ from .utils import training as _training  # noqa: F401  (mytorch only: chapter 1
 from . import profiler  # noqa: F401  (and torch.autograd.profiler, which it builds on)
 
 # ---------------------------------------------------------------- 10. the rest of torch's surface
+from ._runtime import AcceleratorError, OutOfMemoryError  # noqa: F401,E402
 from ._runtime import (compile, get_float32_matmul_precision, get_num_interop_threads,  # noqa: F401,A004
                        get_num_threads, set_float32_matmul_precision, set_num_interop_threads,
                        set_num_threads)

@@ -1,4 +1,5 @@
-"""Process-wide settings torch keeps in its C++ runtime, and ``torch.compile``.
+"""Process-wide settings torch keeps in its C++ runtime, ``torch.compile``, and torch's error
+classes for device failures (so ``except torch.OutOfMemoryError:`` works).
 
 mytorch's kernels are NumPy's (or CuPy's): the thread counts and the float32 matmul precision are
 recorded and read back, so that programs which set them run unchanged, but NumPy's BLAS keeps its
@@ -13,7 +14,15 @@ from typing import Any
 
 __all__ = ["get_num_threads", "set_num_threads", "get_num_interop_threads",
            "set_num_interop_threads", "get_float32_matmul_precision",
-           "set_float32_matmul_precision", "compile"]
+           "set_float32_matmul_precision", "compile", "OutOfMemoryError", "AcceleratorError"]
+
+
+class OutOfMemoryError(RuntimeError):
+    """A device ran out of memory (``torch.OutOfMemoryError``, also ``torch.cuda``'s)."""
+
+
+class AcceleratorError(RuntimeError):
+    """An accelerator reported an error (``torch.AcceleratorError``)."""
 
 _STATE = {"threads": os.cpu_count() or 1, "interop": os.cpu_count() or 1, "precision": "highest"}
 

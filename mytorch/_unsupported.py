@@ -65,9 +65,7 @@ LEFT_OUT: dict[str, tuple[str, str, str]] = {
         mkldnn_adaptive_avg_pool2d mkldnn_convolution mkldnn_linear_backward_weights
         mkldnn_max_pool2d mkldnn_max_pool3d mkldnn_rnn_layer mtia is_vulkan_available
         has_lapack has_mkl has_openmp has_spectral compiled_with_cxx11_abi get_device_module
-        BFloat16Storage BFloat16Tensor BoolStorage ByteStorage CharStorage ComplexDoubleStorage
-        ComplexFloatStorage DoubleStorage FloatStorage HalfStorage IntStorage LongStorage
-        ShortStorage Storage StorageBase Stream Event AcceleratorError OutOfMemoryError""",
+        Stream Event""",
         "to_mkldnn ipu mtia xpu record_stream",
     ),
     "compilers, TorchScript, export and graphs": (
@@ -168,8 +166,12 @@ LEFT_OUT: dict[str, tuple[str, str, str]] = {
         "",
     ),
     "storage and memory internals": (
-        "raw storage manipulation, custom memory formats and pointer-level APIs",
-        """from_file frombuffer from_dlpack to_dlpack empty_permuted set_default_tensor_type
+        "raw storage manipulation, the legacy typed storage classes, custom memory formats and "
+        "pointer-level APIs (mytorch has TypedStorage and UntypedStorage)",
+        """BFloat16Storage BFloat16Tensor BoolStorage ByteStorage CharStorage ComplexDoubleStorage
+        ComplexFloatStorage DoubleStorage FloatStorage HalfStorage IntStorage LongStorage
+        ShortStorage Storage StorageBase from_file frombuffer from_dlpack to_dlpack empty_permuted
+        set_default_tensor_type
         set_flush_denormal legacy_contiguous_format channels_last_3d hash_tensor nonzero_static
         init_num_threads set_deterministic_debug_mode get_deterministic_debug_mode
         is_warn_always_enabled set_warn_always thread_safe_generator""",
@@ -242,9 +244,11 @@ def module_getattr(module: str, name: str) -> Any:
     torch does for ``torch.onnx``), or a placeholder for a left-out torch name."""
     if not name.startswith("_"):
         import importlib
-        import importlib.util
+        import importlib.machinery
+        import sys
 
-        if importlib.util.find_spec(f"{module}.{name}") is not None:
+        path = getattr(sys.modules.get(module), "__path__", None)  # this package's own folder
+        if path and importlib.machinery.PathFinder.find_spec(f"{module}.{name}", path) is not None:
             return importlib.import_module(f"{module}.{name}")
     group = _TORCH_NAMES.get(name)
     if group is None:

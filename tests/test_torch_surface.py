@@ -256,6 +256,15 @@ def test_composed_functions_edges_as_torch(case):
     assert fn(mytorch) == ref
 
 
+def test_device_error_classes_can_be_caught():
+    assert issubclass(mytorch.OutOfMemoryError, RuntimeError)
+    assert issubclass(mytorch.AcceleratorError, RuntimeError)
+    try:
+        raise mytorch.OutOfMemoryError("out of memory")
+    except mytorch.OutOfMemoryError as e:
+        assert str(e) == "out of memory"
+
+
 def test_compile_returns_the_model_unchanged():
     m = mytorch.nn.Linear(2, 2)
     assert mytorch.compile(m) is m
@@ -273,3 +282,15 @@ def test_unknown_matmul_precision_warns_as_torch():
         mytorch.set_float32_matmul_precision("fast")
     assert "is not one of 'highest', 'high', or 'medium'" in str(w[0].message)
     assert mytorch.get_float32_matmul_precision() == "highest"
+
+
+def test_a_submodule_not_imported_yet_imports_on_first_use():
+    """As torch does for ``torch.onnx``: ``mytorch.<submodule>`` imports it (a fresh process)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, mytorch\n"
+            "assert 'mytorch.vision' not in sys.modules\n"
+            "print(mytorch.vision.__name__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "mytorch.vision"
