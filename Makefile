@@ -14,12 +14,19 @@ BOOTPY  := $(shell command -v python3.11 2>/dev/null || command -v python3 2>/de
 # environment already holds the book (Binder: binder/start sets MYTORCH_PYTHON), use that one and
 # build no second environment.
 ifneq ($(strip $(MYTORCH_PYTHON)),)
-PY      := $(MYTORCH_PYTHON)
-STAMP   := env-ready
+PY        := $(MYTORCH_PYTHON)
+STAMP     := env-ready
+LAB_STAMP := env-ready
+WEB_STAMP := env-ready
 else
-PY      := $(VENV)/bin/python
-STAMP   := $(VENV)/.installed
+PY        := $(VENV)/bin/python
+STAMP     := $(VENV)/.installed
+LAB_STAMP := $(VENV)/.installed-lab
+WEB_STAMP := $(VENV)/.installed-web
 endif
+# PyTorch, the oracle the chapters compare with, always as its CPU-only build (about 200 MB, not the
+# several-GB CUDA build a plain `pip install torch` takes on Linux).
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 BOOKKIT := $(PY) -m bookkit
 
 ifeq ($(BOOTPY)$(MYTORCH_PYTHON),)
@@ -64,9 +71,20 @@ help: ## 列出所有命令 / list the targets
 	@echo "学生：make lab 读书做题，make check 检查练习。 / Students: make lab to read and do the exercises, make check to check them."
 
 ifeq ($(STAMP),$(VENV)/.installed)
-$(STAMP): pyproject.toml
+# Students (make lab, check, mine): a light environment, the `lab` extra: mytorch and bookkit, what
+# the chapters import, JupyterLab, what `make mine` tests with, and CPU-only PyTorch.
+$(LAB_STAMP): pyproject.toml
 	@test -x $(PY) || $(BOOTPY) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip || echo "note: could not upgrade pip (offline?); going on with this one"
+	$(PY) -m pip install --no-deps 'torch==2.13.0' --index-url $(TORCH_CPU_INDEX)
+	$(PY) -m pip install 'torch==2.13.0' -e '.[lab]'
+	@touch $@
+# The web edition (make book) adds Sphinx and its theme.
+$(WEB_STAMP): $(LAB_STAMP)
+	$(PY) -m pip install -e '.[lab,web]'
+	@touch $@
+# Contributors (make test, lint, colab, grade, bench): everything, CuPy, Playwright and MPI included.
+$(STAMP): $(LAB_STAMP)
 	$(PY) -m pip install -e '.[dev,lab]'
 	@touch $@
 endif
@@ -77,14 +95,14 @@ env-ready:
 	@$(PY) -c 'import mytorch, bookkit' 2>/dev/null || { \
 	  echo "MYTORCH_PYTHON=$(PY) cannot import mytorch and bookkit: run \`$(PY) -m pip install -e '.[book]'\`, or unset MYTORCH_PYTHON to use .venv" >&2; exit 1; }
 
-lab: $(STAMP) ## 学生：在 JupyterLab 里读书（LANG=zh|en 只显示一种语言）/ students: the book in JupyterLab (LANG=zh|en: one language)
+lab: $(LAB_STAMP) ## 学生：在 JupyterLab 里读书（LANG=zh|en 只显示一种语言）/ students: the book in JupyterLab (LANG=zh|en: one language)
 	$(LAB_ENV) $(BOOKKIT) lab --port $(PORT) --lang $(BOOK_LANG)
 
-check: $(STAMP) ## 学生：运行练习的可见测试，打印结果表 / students: run your exercises' visible tests, print a verdict table
-	$(BOOKKIT) grade
+check: $(LAB_STAMP) ## 学生：运行练习的可见测试，打印结果表 / students: run your exercises' visible tests, print a verdict table [CH=02]
+	$(BOOKKIT) grade $(if $(CH),--chapter "$(CH)")
 
-mine: $(STAMP) ## 学生：用你自己的代码跑本书的测试和各章 / students: run the book's tests and chapters on your own pieces [MINE=exercises]
-	$(BOOKKIT) mine $(if $(MINE),--source "$(MINE)") --jobs $(if $(filter auto,$(JOBS)),$(shell nproc),$(JOBS))
+mine: $(LAB_STAMP) ## 学生：用你自己的代码跑本书的测试和各章 / students: run the book's tests and chapters on your own pieces [MINE=exercises] [CH=02]
+	$(BOOKKIT) mine $(if $(MINE),--source "$(MINE)") $(if $(CH),--chapter "$(CH)") --jobs $(if $(filter auto,$(JOBS)),$(shell nproc),$(JOBS))
 
 lint: $(STAMP) ## 作者：快速同步检查（不执行）/ contributors: the fast sync checks of the sources (nothing runs)
 	$(dir $(PY))lint-imports --no-cache
@@ -94,13 +112,14 @@ lint: $(STAMP) ## 作者：快速同步检查（不执行）/ contributors: the 
 	$(BOOKKIT) exercises --check
 	$(BOOKKIT) colab --check
 	$(BOOKKIT) check-outputs
+	$(BOOKKIT) check-leaks
 
 test: lint ## 作者：全部检查和测试（CI 跑的就是它）/ contributors: lint, every test incl. nbval, then the library's tests on the solutions' pieces (what CI runs)
 	$(PY) -m pytest -n $(JOBS)
 	@echo "== the library's tests again, every reference solution plugged in as a student's piece =="
 	MYTORCH_MINE="$(CURDIR)/solutions" MYTORCH_MINE_QUIET=1 $(PY) -m pytest -n $(JOBS) -m library -q -p no:cacheprovider
 
-book: $(STAMP) ## 网页版：build/web/index.html（离线可读）/ the web edition: build/web/index.html (works offline)
+book: $(WEB_STAMP) ## 网页版：build/web/index.html（离线可读）/ the web edition: build/web/index.html (works offline)
 	$(BOOKKIT) book
 
 exercises: $(STAMP) ## 由 solutions/ 生成 exercises/ / regenerate exercises/ from solutions/

@@ -16,6 +16,7 @@ commands:
   check-teaches    chapters only use mytorch API taught so far (front matter `teaches:`)
   check-links      Colab / Binder links name the configured repository and existing files
   check-outputs    outputs the prose quotes (cell metadata `quotes`) are what the cells print
+  check-leaks      no chapter or stored output shows an exercise's reference body
   exercises        regenerate exercises/ from solutions/ (--check: fail if stale)
   colab            execute the chapters into notebooks/{zh,en}/ (--check: fail if stale)
   book             the web edition: build/web/index.html (Sphinx; works offline)
@@ -59,6 +60,13 @@ def cmd_check_outputs(project: Project, args: argparse.Namespace) -> int:
     if not problems:
         print(f"  {count} quoted output(s) found in the stored outputs")
     return status
+
+
+def cmd_check_leaks(project: Project, args: argparse.Namespace) -> int:
+    from bookkit.leaks import check
+
+    problems, count = check(project)
+    return print_problems("check-leaks", problems, count, project.root)
 
 
 def cmd_check_teaches(project: Project, args: argparse.Namespace) -> int:
@@ -134,17 +142,23 @@ def cmd_book(project: Project, args: argparse.Namespace) -> int:
     if not project.chapters():
         print("no chapters/NN_slug.md found: nothing to build")
         return 1
-    # the pages are the executed notebooks: bring stale ones up to date first (unchanged: no run)
-    report = sync(project, write=True, only_stale=True, timeout=args.timeout,
-                  progress=lambda message: print(message, flush=True))
-    for path in report.stale:
-        print(f"wrote {path.relative_to(project.root)}")
+    # The pages are the committed, executed notebooks of notebooks/: `make book` writes nothing but
+    # build/, so a student's answers in exercises/ never reach a tracked file or the web edition.
+    report = sync(project, write=False)
+    chapters = [p for p in report.stale if p.parent.name != "exercises"]
+    if chapters:
+        print(f"note: {len(chapters)} stored chapter notebook(s) differ from chapters/ (e.g. "
+              f"{chapters[0].relative_to(project.root)}); the web edition shows the stored ones. "
+              "Authors: `make colab` executes the chapters into notebooks/ / 网页版显示的是已提交的笔记本")
     try:
         index = build(project, quiet=not args.verbose)
     except WebError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"✓ web edition built: open {index.relative_to(project.root)} (works offline)")
+    site = index.parent.relative_to(project.root)
+    print(f"✓ web edition built: open {index.relative_to(project.root)} (works offline)\n"
+          f"  搜索结果的摘要需要经由网址打开 / search snippets need the pages served, not opened as files:\n"
+          f"  python -m http.server --directory {site} 8000   →   http://localhost:8000/")
     return 0
 
 
@@ -153,6 +167,14 @@ def cmd_grade(project: Project, args: argparse.Namespace) -> int:
     from bookkit.grader.sandbox import Limits
 
     files = args.files or project.exercises()
+    if args.chapter:
+        chosen = [p for p in files if Path(p).name.startswith(f"{args.chapter}_")]
+        if not chosen:
+            names = ", ".join(sorted({Path(p).name[:2] for p in files})) or "none"
+            print(f"error: no exercises for chapter {args.chapter} (第 {args.chapter} 章没有练习); "
+                  f"chapters with exercises: {names}. E.g. make check CH=02", file=sys.stderr)
+            return 2
+        files = chosen
     if not files:
         print("no exercises/NN_slug_exercises.md found: nothing to grade")
         return 0
@@ -247,13 +269,13 @@ def cmd_mine(project: Project, args: argparse.Namespace) -> int:
     from bookkit.mine import run
 
     tests = list(args.tests) + (["-k", args.keyword] if args.keyword else [])
-    return run(project, args.source, args.jobs, tests, not args.no_chapters)
+    return run(project, args.source, args.jobs, tests, not args.no_chapters, args.chapter)
 
 
 def cmd_lab(project: Project, args: argparse.Namespace) -> int:
     import os
 
-    from bookkit.lab import command, free_port_after, install_settings, port_is_free
+    from bookkit.lab import choose_language, command, free_port_after, install_settings, port_is_free
 
     if args.install_settings:
         install_settings(project.root)
@@ -266,15 +288,33 @@ def cmd_lab(project: Project, args: argparse.Namespace) -> int:
               f"先关掉它，或者运行 `make lab PORT={free}`。", file=sys.stderr)
         return 1
     install_settings(project.root)
+    choose_language(project.root, args.lang)  # `python -m bookkit lang` switches it later, no restart
     argv = command(project, args.port, browser=not args.no_browser, lang=args.lang)
     os.execv(argv[0], argv)  # JupyterLab takes over this process (Ctrl-C stops it)
     return 0  # pragma: no cover - execv does not return
+
+
+def cmd_lang(project: Project, args: argparse.Namespace) -> int:
+    from bookkit.lab import choose_language
+
+    choose_language(project.root, args.lang)
+    shown = {"both": "中文和英文 / both languages", "zh": "只显示中文 / Chinese only", "en": "English only / 只显示英文"}
+    print(f"✓ {shown[args.lang]}. 在 JupyterLab 里重新打开章节（或 File → Reload Notebook from Disk）即可，"
+          "不用重启 / reopen the chapter in JupyterLab (or File → Reload Notebook from Disk): no restart needed")
+    return 0
 
 
 def cmd_bench_grade(project: Project, args: argparse.Namespace) -> int:
     from bookkit.grader.bench import bench
 
     return bench(project.root, args.n, args.jobs)
+
+
+def _chapter(text: str) -> str:
+    """A chapter number as the files name it: 2 or 02 -> "02"."""
+    if not text.isdigit() or len(text) > 2:
+        raise argparse.ArgumentTypeError(f"must be a chapter number like 02, not {text!r}")
+    return f"{int(text):02d}"
 
 
 def _count(text: str, unit: str = "") -> int:
@@ -326,6 +366,9 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check-outputs", help="check outputs the prose quotes appear in the stored outputs")
     p.set_defaults(func=cmd_check_outputs)
 
+    p = sub.add_parser("check-leaks", help="check no chapter or stored output shows a piece's body")
+    p.set_defaults(func=cmd_check_leaks)
+
     p = sub.add_parser("exercises", help="regenerate exercises/ from solutions/")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 listing stale files")
     p.set_defaults(func=cmd_exercises)
@@ -347,6 +390,7 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("grade", help="run visible exercise tests, print a verdict table")
     p.add_argument("files", nargs="*", type=Path, help="exercise notebooks (default: exercises/)")
     p.add_argument("--timeout", type=_timeout, default=600, help="seconds per cell (default 600)")
+    p.add_argument("--chapter", type=_chapter, default=None, help="only this chapter's exercises (e.g. 02)")
     p.set_defaults(func=cmd_grade)
 
     p = sub.add_parser("grade-class", help="grade a class: gradebook, summary, bilingual feedback")
@@ -366,11 +410,17 @@ def make_parser() -> argparse.ArgumentParser:
                    help="only install lab/'s settings into this environment (Binder's postBuild)")
     p.set_defaults(func=cmd_lab)
 
+    p = sub.add_parser("lang", help="switch the language JupyterLab shows (no restart)")
+    p.add_argument("lang", choices=("both", "zh", "en"), help="both languages, zh or en")
+    p.set_defaults(func=cmd_lang)
+
     p = sub.add_parser("mine", help="run the tests and chapters on your own pieces")
     p.add_argument("--source", type=Path, default=None,
                    help="folder (or notebook) with your pieces (default: exercises/)")
     p.add_argument("--jobs", type=_positive, default=2, help="pytest workers (default 2)")
     p.add_argument("--no-chapters", action="store_true", help="only the tests, not the chapters")
+    p.add_argument("--chapter", type=_chapter, default=None,
+                   help="only this chapter (e.g. 02): its pieces are yours, the rest the reference")
     p.add_argument("-k", dest="keyword", default=None, help="only tests matching this expression")
     p.add_argument("tests", nargs="*", help="test files or node ids (default: all)")
     p.set_defaults(func=cmd_mine)

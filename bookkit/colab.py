@@ -36,6 +36,9 @@ KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "nam
 INSTALL_TAG = "colab-install"
 SANITIZE_FILE = "tests/nbval_sanitize.cfg"  # nbval's masks, shared with `make colab`
 MODULES = ("mytorch", "bookkit", "matplotlib", "mplfonts")
+# The sections of SANITIZE_FILE that mask where files lie on the machine that ran a chapter: stored
+# outputs are written with these masks applied, so no notebook carries an author's paths.
+MACHINE_PATH_MASKS = ("paths to installed and checked-out files", "the files IPython runs cells from")
 
 
 def install_cell_source(repo: str) -> str:
@@ -236,10 +239,12 @@ def sync(project: Project, *, write: bool, only_stale: bool = False, timeout: in
         executed[source] = execute_chapter(project, source, timeout)
     changed = []
     patterns = sanitize_patterns(project)
+    paths = sanitize_patterns(project, MACHINE_PATH_MASKS)
     for target in wanted:
         if target.executed and target.source not in executed:
             continue  # only_stale and current: leave the stored outputs as they are
         nb = to_colab(executed.get(target.source, sources[target.source]), target.lang, repo)
+        without_machine_paths(nb, paths)
         keep_unchanged_outputs(nb, target.path, patterns)
         text = dumps(nb)
         old = target.path.read_text(encoding="utf-8") if target.path.is_file() else None
@@ -252,11 +257,39 @@ def sync(project: Project, *, write: bool, only_stale: bool = False, timeout: in
     return SyncReport(changed, orphans)
 
 
-def sanitize_patterns(project: Project) -> list[tuple[str, str]]:
-    """The ``(regex, replacement)`` pairs of the nbval sanitize file (nbval's own line format)."""
+def sanitize_patterns(project: Project, sections: tuple[str, ...] | None = None) -> list[tuple[str, str]]:
+    """The ``(regex, replacement)`` pairs of the nbval sanitize file (nbval's own line format), of
+    every section or only of the ``[sections]`` named."""
     path = project.root / SANITIZE_FILE
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    return re.findall(r"^regex: (.*)$\n^replace: (.*)$", text, flags=re.MULTILINE)
+    pairs = []
+    for title, body in re.findall(r"^\[(.+)\]$\n((?:^(?!\[).*$\n?)*)", text, flags=re.MULTILINE):
+        if sections is None or title in sections:
+            pairs += re.findall(r"^regex: (.*)$\n^replace: (.*)$", body, flags=re.MULTILINE)
+    return pairs
+
+
+def without_machine_paths(nb: NotebookNode, patterns: list[tuple[str, str]]) -> None:
+    """Mask, in every stored output of ``nb``, the paths that name the machine it ran on (the checkout,
+    the virtual environment, the kernel's temporary cell files): a reader sees ``<cell>.py`` or
+    ``<path>/site-packages/``, and nbval masks a fresh run's paths the same way before comparing."""
+    def clean(value: object) -> object:
+        if isinstance(value, str):
+            for regex, replacement in patterns:
+                value = re.sub(regex, replacement, value)
+            return value
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    for cell in nb.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            for key in ("text", "traceback"):
+                if key in output:
+                    output[key] = clean(output[key])
+            for mime, value in output.get("data", {}).items():
+                if mime.startswith("text/"):
+                    output["data"][mime] = clean(value)
 
 
 def keep_unchanged_outputs(new: NotebookNode, old_path: Path, patterns: list[tuple[str, str]]) -> None:

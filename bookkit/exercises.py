@@ -26,16 +26,26 @@ class ExerciseError(NotebookError):
     """The solution/hidden-test markers of a solutions file are unbalanced or misplaced."""
 
 
+#: A prose cell whose metadata says ``"solution": true`` (e.g. the derivation an exercise asks for)
+#: is for the solutions only: the student version leaves it out.
+_SOLUTION_PROSE = re.compile(r'^\+\+\+ .*"solution":\s*true')
+
+
 def strip_solutions(text: str, path: Path | str = "<text>") -> str:
     """The student version of a solutions file's ``text``."""
     parse_myst(text, path)  # fail early, with a clear message, on a corrupt file
     out: list[str] = []
     fence = ""
     region: tuple[str, int] | None = None  # (marker, line) of the open region
+    hidden_prose = False  # inside a solutions-only prose cell
     for number, line in enumerate(text.splitlines(keepends=True), 1):
         stripped = line.strip()
         if not fence:
             match = _OPEN.match(line)
+            if line.startswith("+++") or match:
+                hidden_prose = bool(_SOLUTION_PROSE.match(line))
+            if hidden_prose:
+                continue
             if match:
                 fence = match[1]
             elif stripped in (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN, END_HIDDEN):

@@ -28,11 +28,18 @@ def use_cjk_font() -> str:
     global _registered
     if not _registered:
         try:
-            path = resources.files("mplfonts") / "fonts" / "NotoSansCJKsc-Regular.otf"
-            font_manager.fontManager.addfont(str(path))
+            path = str(resources.files("mplfonts") / "fonts" / "NotoSansCJKsc-Regular.otf")
+            font_manager.FontProperties(fname=path).get_name()  # the file is there and readable
         except (ModuleNotFoundError, FileNotFoundError) as e:
             raise RuntimeError("Chinese labels need the 'mplfonts' package (it ships the Noto Sans "
                                "CJK font): pip install mplfonts  /  中文标签需要 mplfonts 包") from e
+        manager = font_manager.fontManager
+        # The same font file on every machine: a system copy of the family (Debian's fonts-noto-cjk
+        # has more weights) would change which file draws the glyphs, and whether matplotlib warns
+        # that a weight is missing, depending on what the reader installed.
+        manager.ttflist = [f for f in manager.ttflist if f.name != CJK_FONT]
+        manager.addfont(path)
+        getattr(manager, "_findfont_cached", None) and manager._findfont_cached.cache_clear()
         _registered = True
     plt.rcParams["font.sans-serif"] = [CJK_FONT, "DejaVu Sans"]
     plt.rcParams["font.family"] = "sans-serif"
@@ -320,7 +327,7 @@ def show_hook_order(title: str | None = None) -> Any:
     for i, (head, body, color) in enumerate(steps):
         x = i * (width + gap)
         ax.add_patch(Rectangle((x, 0), width, 1.6, facecolor=color, edgecolor="black"))
-        ax.text(x + width / 2, 1.15, head, ha="center", va="center", fontsize=9, weight="bold")
+        ax.text(x + width / 2, 1.15, head, ha="center", va="center", fontsize=10)
         ax.text(x + width / 2, 0.45, body, ha="center", va="center", fontsize=8)
         if i < len(steps) - 1:
             ax.add_patch(FancyArrowPatch((x + width, 0.8), (x + width + gap, 0.8),

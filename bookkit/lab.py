@@ -42,8 +42,9 @@ class BookContentsManager(AsyncTextFileContentsManager):
     async def get(self, path, content=True, type=None, format=None, **kwargs):  # noqa: A002
         model = await super().get(path, content=content, type=type, format=format, **kwargs)
         if content and model.get("type") == "notebook":
-            if self.lang != "both":
-                model["content"] = hide_language(model["content"], other(self.lang))
+            lang = chosen_language(Path(self.root_dir), self.lang)
+            if lang != "both":
+                model["content"] = hide_language(model["content"], other(lang))
             with_language_info(model["content"])
         return model
 
@@ -52,12 +53,22 @@ class BookContentsManager(AsyncTextFileContentsManager):
             content = restore_language(model["content"])
             spec = content.get("metadata", {}).get("kernelspec")
             if isinstance(spec, dict):
-                # JupyterLab sends {name, display_name, language}; the book's front matter (like
-                # every .ipynb) has the keys sorted, and jupytext writes them in the order given
+                # jupytext writes the keys in the order given; the book's front matter has them in
+                # the order JupyterLab sends them, so a save from any Lab (ours, Binder's, a plain
+                # `jupyter lab`) writes the file back unchanged
                 content = copy.deepcopy(content)
-                content["metadata"]["kernelspec"] = dict(sorted(spec.items()))
+                content["metadata"]["kernelspec"] = in_lab_order(spec)
             model = dict(model, content=content)
         return await super().save(model, path)
+
+
+KERNELSPEC_ORDER = ("name", "display_name", "language")  # JupyterLab's own order
+
+
+def in_lab_order(spec: dict) -> dict:
+    """``spec`` with its keys in the order JupyterLab writes a kernelspec (others after them)."""
+    return {**{k: spec[k] for k in KERNELSPEC_ORDER if k in spec},
+            **{k: v for k, v in spec.items() if k not in KERNELSPEC_ORDER}}
 
 
 def with_language_info(nb) -> None:
@@ -75,6 +86,29 @@ def with_language_info(nb) -> None:
     except ImportError:
         return
     nb["metadata"]["language_info"] = copy.deepcopy(IPythonKernel.language_info)
+
+
+LANG_FILE = Path("build") / "lab-language"  # under the book's root; `bookkit lang` writes it
+
+
+def chosen_language(root: Path, default: str = "both") -> str:
+    """The reading language chosen with ``python -m bookkit lang zh|en|both`` (read at every opening,
+    so a switch needs no server restart: reopen or reload the notebook), else ``default``."""
+    try:
+        lang = (root / LANG_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return default
+    return lang if lang in LANG_CHOICES else default
+
+
+def choose_language(root: Path, lang: str) -> Path:
+    """Record ``lang`` as the reading language of the book at ``root``; returns the file written."""
+    if lang not in LANG_CHOICES:
+        raise ValueError(f"lang must be one of {', '.join(LANG_CHOICES)}, not {lang!r}")
+    path = root / LANG_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(lang + "\n", encoding="utf-8")
+    return path
 
 
 def other(lang: str) -> str:

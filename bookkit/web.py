@@ -16,6 +16,8 @@ import copy
 import html
 import re
 import shutil
+import subprocess
+import sys
 from importlib import util
 from pathlib import Path
 
@@ -39,6 +41,7 @@ INTRO = {
           "notebook: its outputs and figures are what the code printed. To run it yourself, follow "
           "the Colab or Binder link at the top of each page; the exercises have a page per chapter.",
 }
+SEARCH_BAR = {"zh": "搜索本书…", "en": "Search the book…"}
 CAPTIONS = {"zh": ("章节", "练习", "附录"), "en": ("Chapters", "Exercises", "Appendix")}
 LINKS = {"zh": ("在 Colab 中运行", "在 Binder 中运行", "本章练习", "回到本章", "English"),
          "en": ("Run on Colab", "Run on Binder", "Exercises", "Back to the chapter", "中文")}
@@ -145,11 +148,9 @@ def copy_mathjax(site: Path) -> None:
 
 def build(project: Project, quiet: bool = True) -> Path:
     """Build ``build/web/{zh,en}/`` and ``build/web/index.html``; return the latter."""
-    try:
-        from sphinx.cmd.build import build_main
-    except ModuleNotFoundError:
+    if util.find_spec("sphinx") is None:
         raise WebError("the web edition needs Sphinx (the `web` extra): run `make venv`, or "
-                       "pip install -e '.[web]'") from None
+                       "pip install -e '.[web]'")
     conf = project.root / "web"
     if not (conf / "conf.py").is_file():
         raise WebError(f"{conf / 'conf.py'} is missing: restore web/ from git")
@@ -161,11 +162,15 @@ def build(project: Project, quiet: bool = True) -> Path:
         site = out / lang
         argv = ["-b", "html", "-c", str(conf), "-D", f"language={sphinx_lang}", "-D", f"html_title={TITLES[lang]}",
                 "-D", f"html_theme_options.repository_url=https://github.com/{project.repo_slug()}",
+                "-D", f"html_theme_options.search_bar_text={SEARCH_BAR[lang]}",
                 "-A", f"other_lang={other}", "-A", f"other_lang_label={LINKS[lang][4]}", "-W", "--keep-going",
                 "-E", "-d", str(project.build_dir / "web-src" / f".doctrees-{lang}"), str(src), str(site)]
         if quiet:
             argv.insert(0, "-q")
-        if build_main(argv) != 0:
+        # One process per language: Sphinx keeps the translations it loaded for the whole process, so
+        # a second build in the same process would label the English pages 搜索, 目录, 上一页.
+        if subprocess.run([sys.executable, "-c", "import sys; from sphinx.cmd.build import build_main; "
+                           "sys.exit(build_main(sys.argv[1:]))", *argv]).returncode != 0:
             raise WebError(f"Sphinx could not build the {lang} web edition (its messages are above): fix "
                            "what they name, then run `make book` again")
         copy_mathjax(site)

@@ -41,6 +41,7 @@ from ._dtype import (bool, cdouble, cfloat, complex64, complex128, double, dtype
                      set_default_dtype, short, uint8, uint16, uint32, uint64)
 from ._device import device, get_default_device, set_default_device  # noqa: F401
 from ._layout import channels_last, contiguous_format, layout, memory_format, preserve_format, strided
+from ._layout import sparse_coo  # noqa: F401  (torch.sparse_coo: mytorch/sparse/)
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import backends  # noqa: F401
@@ -80,6 +81,8 @@ from . import cuda, linalg, return_types, special  # noqa: F401
 from .linalg import _torch_svd as svd, pinverse  # noqa: F401
 from . import accelerator  # noqa: F401
 from .functional import norm  # noqa: F401  (torch.norm, on top of torch.linalg)
+from . import sparse  # noqa: F401  (torch.sparse.mm / sum)
+from .sparse._coo import sparse_coo_tensor  # noqa: F401  (and Tensor.to_sparse / to_dense)
 
 # ------------------------------------------------ 6. the autograd API; distributions, distributed
 from . import autograd, distributed, distributions, utils  # noqa: F401
@@ -98,6 +101,7 @@ from .utils import training as _training  # noqa: F401  (mytorch only: chapter 1
 
 # ---------------------------------------------------------------- 9. tools: the profiler
 from . import profiler  # noqa: F401  (and torch.autograd.profiler, which it builds on)
+from . import onnx  # noqa: F401  (torch.onnx.export; the onnx package is imported when it runs)
 
 # ---------------------------------------------------------------- 10. the rest of torch's surface
 from ._runtime import AcceleratorError, OutOfMemoryError  # noqa: F401,E402
@@ -115,6 +119,8 @@ _bind_torch_functions(globals())
 from . import _bfloat16  # noqa: E402
 
 _dtype.ON_EXTENSION_LOAD.append(_bfloat16.install)  # bfloat16 ops compute in float32, as torch's
+if _dtype._EXTENSION_NP:  # (a bfloat16 dtype was already used while mytorch was importing)
+    _bfloat16.install()
 import math as _math  # noqa: E402
 
 e, pi, inf, nan = _math.e, _math.pi, _math.inf, _math.nan

@@ -40,14 +40,15 @@ LEFT_OUT: dict[str, tuple[str, str, str]] = {
         "chalf",
     ),
     "sparse and compressed layouts": (
-        "mytorch tensors are dense (strided); sparse tensors are a separate project",
-        """sparse sparse_bsc sparse_bsc_tensor sparse_bsr sparse_bsr_tensor sparse_compressed_tensor
-        sparse_coo sparse_coo_tensor sparse_csc sparse_csc_tensor sparse_csr sparse_csr_tensor
+        "mytorch has sparse COO tensors (mytorch/sparse/) but not the compressed layouts; these "
+        "methods of a dense torch.Tensor are not there",
+        """sparse_bsc sparse_bsc_tensor sparse_bsr sparse_bsr_tensor sparse_compressed_tensor
+        sparse_csc sparse_csc_tensor sparse_csr sparse_csr_tensor
         ccol_indices_copy col_indices_copy crow_indices_copy row_indices_copy indices_copy
         values_copy dsmm hsmm hspmm saddmm smm spmm sspaddmm resize_as_sparse_""",
         """ccol_indices coalesce col_indices crow_indices dense_dim indices is_coalesced row_indices
-        smm sparse_dim sparse_mask sparse_resize_ sparse_resize_and_clear_ sspaddmm to_dense
-        to_sparse to_sparse_bsc to_sparse_bsr to_sparse_coo to_sparse_csc to_sparse_csr values
+        smm sparse_dim sparse_mask sparse_resize_ sparse_resize_and_clear_ sspaddmm to_sparse_bsc
+        to_sparse_bsr to_sparse_csc to_sparse_csr values
         resize_as_sparse_""",
     ),
     "nested and masked tensors": (

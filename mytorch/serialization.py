@@ -19,8 +19,14 @@ Loading a pickle can run arbitrary code (a pickle may name *any* function to cal
 ``load`` defaults to ``weights_only=True``: only an allowlist of names (tensors, storages, dtypes,
 devices, containers, and what you add with :func:`add_safe_globals`) may appear in the file.
 
-Saving to a path is atomic: the archive is written to a temporary file in the same folder, synced
-to disk, then renamed over the target, so a crash mid-save leaves the previous file intact.
+Before the zip format (torch < 1.6) a checkpoint was several pickles in a row: a magic number,
+the format version (1001), a dict of system information, the object, the sorted list of storage
+keys; then each storage as an int64 element count and its raw bytes.
+``save(..., _use_new_zipfile_serialization=False)`` writes that legacy layout and ``load`` reads it.
+
+Saving to a path is atomic (mytorch's behaviour: torch writes straight to the path): the archive is
+written to a temporary file in the same folder, synced to disk, then renamed over the target, so a
+crash mid-save leaves the previous file intact.
 """
 from __future__ import annotations
 
@@ -332,26 +338,69 @@ def save(obj: Any, f: Any, pickle_module: Any = pickle, pickle_protocol: int = D
          _disable_byteorder_record: bool = False) -> None:
     """Save ``obj`` (tensors, state dicts, checkpoint dicts, any picklable object) to ``f``.
 
-    ``f`` is a path (written atomically: temporary file, fsync, rename) or a binary file-like
-    object such as ``io.BytesIO``. The file is torch's zip format: ``torch.load`` can read it.
+    ``f`` is a path (written atomically: temporary file, fsync, rename; torch writes in place) or
+    a binary file-like object such as ``io.BytesIO``. The file is torch's zip format, or with
+    ``_use_new_zipfile_serialization=False`` its legacy pre-1.6 format: ``torch.load`` reads both.
+    ``pickle_protocol`` is the protocol of the pickles inside (2 by default, as torch).
     """
-    if not _use_new_zipfile_serialization:
-        raise NotImplementedError("mytorch writes only the zip format of torch >= 1.6 "
-                                  "(_use_new_zipfile_serialization=True)")
     buf = io.BytesIO()
-    pickler = _Pickler(buf, pickle_protocol)
-    pickler.dump(obj)
+    if _use_new_zipfile_serialization:
+        pickler = _Pickler(buf, pickle_protocol)
+        pickler.dump(obj)
+    else:
+        data = _legacy_bytes(obj, pickle_protocol)
     if _is_path(f):
         path = os.fspath(f)
-        _atomic_write(path, lambda fh: _write_archive(fh, _archive_name(path), buf.getvalue(),
-                                                      pickler.storages))
+        if _use_new_zipfile_serialization:
+            _atomic_write(path, lambda fh: _write_archive(fh, _archive_name(path), buf.getvalue(),
+                                                          pickler.storages))
+        else:
+            _atomic_write(path, lambda fh: fh.write(data))
     else:
         if not hasattr(f, "write"):
             raise AttributeError(f"expected 'f' to be string, path, or a file-like object with a "
                                  f"'write' attribute, got {type(f).__name__}")
-        _write_archive(f, "archive", buf.getvalue(), pickler.storages)
+        if _use_new_zipfile_serialization:
+            _write_archive(f, "archive", buf.getvalue(), pickler.storages)
+        else:
+            f.write(data)
         if hasattr(f, "flush"):
             f.flush()
+
+
+# ============================================================================ the legacy format
+_MAGIC_NUMBER = 0x1950A86A20F9469CFC6C
+_LEGACY_VERSION = 1001
+_SYS_INFO = {"protocol_version": _LEGACY_VERSION, "little_endian": True,
+             "type_sizes": {"short": 2, "int": 4, "long": 8}}
+
+
+class _LegacyPickler(_Pickler):
+    """The pre-1.6 persistent id has a sixth field, the view metadata (always ``None`` now)."""
+
+    def _reduce_tensor(self, t: Tensor) -> tuple:
+        out = super()._reduce_tensor(t)
+        ref = out[1][0]
+        if len(ref.pid) == 5:
+            ref.pid = (*ref.pid, None)
+        return out
+
+
+def _legacy_bytes(obj: Any, protocol: int) -> bytes:
+    """``obj`` in torch's legacy layout: header pickles, the object, the keys, then the storages."""
+    f = io.BytesIO()
+    for header in (_MAGIC_NUMBER, _LEGACY_VERSION, _SYS_INFO):
+        pickle.dump(header, f, protocol=protocol)
+    pickler = _LegacyPickler(f, protocol)
+    pickler.dump(obj)
+    keys = sorted(pickler.storages)
+    pickle.dump(keys, f, protocol=protocol)
+    for key in keys:
+        ref = pickler.storages[key]
+        raw = memoryview(np.ascontiguousarray(ref.data)).cast("B")
+        f.write(struct.pack("<q", ref.pid[4]))      # elements (bytes for an untyped storage)
+        f.write(raw)
+    return f.getvalue()
 
 
 def _atomic_write(path: str, write: Callable[[BinaryIO], None]) -> None:
@@ -551,9 +600,6 @@ class _Loader:
             return (f"{self.name}: {what}. The file ({size} bytes) starts like a checkpoint but "
                     "its end is missing: it was truncated, probably cut off while being written "
                     "or copied. Save it again, or restore it from a backup.")
-        if head[:2] == b"\x80\x02":
-            return (f"{self.name}: this is the legacy (pre-1.6) torch.save format, which mytorch "
-                    "does not read. Load it with torch and save it again.")
         return (f"{self.name}: {what}: the file is not a zip archive, so not a checkpoint written "
                 f"by torch.save or mytorch.save (it starts with {head[:8]!r}).")
 
@@ -644,6 +690,97 @@ class _Loader:
         return str(dev)
 
 
+class _Anything:
+    """Whatever a pickle names, while skimming a legacy file: builds nothing, imports nothing."""
+
+    qualname = ""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "_Anything":
+        return object.__new__(cls)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __setstate__(self, state: Any) -> None:
+        pass
+
+
+class _Skimmer(pickle.Unpickler):
+    """Reads past one pickle of a legacy file, noting each storage's type name by key."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        super().__init__(file, encoding="utf-8")
+        self.types: dict[str, str] = {}
+
+    def find_class(self, module: str, name: str) -> Any:
+        return type(name, (_Anything,), {"qualname": f"{module}.{name}"})
+
+    def persistent_load(self, pid: Any) -> Any:
+        if isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage":
+            self.types[pid[2]] = getattr(pid[1], "qualname", "")
+        return None
+
+
+class _LegacyLoader(_Loader):
+    """Reads torch's pre-1.6 format: the storages follow the object, so find them first."""
+
+    def __init__(self, f: BinaryIO, name: str, map_location: Any) -> None:
+        self.f, self.name, self.map_location = f, name, map_location
+        self.cache: dict[str, Tensor] = {}
+        self.mm = None
+        f.seek(0)
+        try:
+            if _Skimmer(f).load() != _MAGIC_NUMBER:
+                raise RuntimeError(f"{name}: Invalid magic number; corrupt file?")
+            version = _Skimmer(f).load()
+            if version != _LEGACY_VERSION:
+                raise RuntimeError(f"{name}: Invalid protocol version: {version}")
+            _Skimmer(f).load()                                   # system information
+            self.object_span = (f.tell(), 0)
+            skim = _Skimmer(f)
+            skim.load()
+            self.object_span = (self.object_span[0], f.tell())
+            keys = _Skimmer(f).load()
+        except (EOFError, pickle.UnpicklingError, struct.error, ValueError) as e:
+            raise RuntimeError(f"{name}: the legacy-format checkpoint is corrupt ({e}).") from None
+        self.where: dict[str, tuple[int, int]] = {}              # key -> (offset, count)
+        for key in keys:
+            count = struct.unpack("<q", f.read(8))[0]
+            size = _STORAGE_SIZES.get(skim.types.get(key, ""), 1)
+            self.where[key] = (f.tell(), count)
+            f.seek(count * size, os.SEEK_CUR)
+
+    def read_pickle(self) -> bytes:
+        start, end = self.object_span
+        self.f.seek(start)
+        return self.f.read(end - start)
+
+    def storage(self, pid: Any) -> Tensor:
+        if isinstance(pid, tuple) and len(pid) == 6 and pid[0] == "storage":
+            if pid[5] is not None:
+                raise RuntimeError(f"{self.name}: storage views of the legacy format (torch < "
+                                   "0.4) are not supported")
+            pid = pid[:5]
+        return super().storage(pid)
+
+    def _record_array(self, record: str, dtype: np.dtype, count: int) -> np.ndarray:
+        key = record[len("data/"):]
+        if key not in self.where:
+            raise RuntimeError(f"{self.name}: the checkpoint has no storage '{key}' (the pickle "
+                               "refers to it): the file is damaged or incomplete.")
+        start, _ = self.where[key]
+        arr = np.empty(count, dtype)
+        self.f.seek(start)
+        got = self.f.readinto(memoryview(arr).cast("B"))
+        if got != count * dtype.itemsize:
+            raise RuntimeError(f"{self.name}: storage '{key}' is truncated: the file was cut off.")
+        return arr
+
+
+# (the dtype's own itemsize: reading .np would import ml_dtypes for BFloat16Storage at import)
+_STORAGE_SIZES = {f"torch.{cls}": D._BY_NAME[name].itemsize for name, cls in _STORAGE_NAMES.items()}
+
+
 def _peek(f: Any) -> tuple[bytes, int]:
     f.seek(0, os.SEEK_END)
     size = f.tell()
@@ -725,8 +862,9 @@ def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
         name = os.fspath(f)
         if not os.path.exists(name):
             raise FileNotFoundError(2, "No such file or directory", name)
+        use_mmap: Any = ("str" if isinstance(f, str) else True) if mmap else False
         with open(name, "rb") as fh:
-            return _load(fh, name, map_location, weights_only, bool(mmap), pickle_load_args)
+            return _load(fh, name, map_location, weights_only, use_mmap, pickle_load_args)
     if mmap:
         raise ValueError("f must be a file path in order to use the mmap argument")
     if not (hasattr(f, "read") and hasattr(f, "seek")):
@@ -736,12 +874,23 @@ def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
                  pickle_load_args)
 
 
-def _load(fh: BinaryIO, name: str, map_location: Any, weights_only: bool, use_mmap: bool,
+def _load(fh: BinaryIO, name: str, map_location: Any, weights_only: bool, use_mmap: Any,
           pickle_load_args: dict) -> Any:
-    loader = _Loader(fh, name, map_location, use_mmap)
-    data = loader.read_pickle()
+    """``use_mmap``: False, True, or ``"str"`` when ``f`` was given as a str (torch's messages
+    name the file then)."""
     pickle_load_args.setdefault("encoding", "utf-8")
-    unpickler = _Unpickler(io.BytesIO(data), loader, weights_only, **pickle_load_args)
+    head, _ = _peek(fh)
+    if head[:1] == b"\x80" and not zipfile.is_zipfile(fh):   # a pickle, not a zip: the legacy format
+        if use_mmap:
+            shown = f"{name}, " if use_mmap == "str" else ""    # torch names only a str path
+            raise RuntimeError(f"mmap can only be used with files saved with `torch.save({shown}"
+                               "_use_new_zipfile_serialization=True), please torch.save your "
+                               "checkpoint with this option in order to use mmap.")
+        loader: _Loader = _LegacyLoader(fh, name, map_location)
+    else:
+        loader = _Loader(fh, name, map_location, use_mmap)
+    unpickler = _Unpickler(io.BytesIO(loader.read_pickle()), loader, weights_only,
+                           **pickle_load_args)
     try:
         return unpickler.load()
     except _Blocked as e:

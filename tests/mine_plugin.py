@@ -17,6 +17,7 @@ import pytest
 
 ACTIVE = bool(os.environ.get("MYTORCH_MINE", "").strip() not in ("", "0"))
 _TALLY: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # piece -> [passed, run]
+_USAGE: dict[str, set[str]] = defaultdict(set)  # piece -> ids of the tests that ran it
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -92,10 +93,23 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     for name in used:
         _TALLY[name][1] += 1
         _TALLY[name][0] += int(not report.failed or name not in blamed)
+        _USAGE[name].add(report.nodeid)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    if not ACTIVE or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
     path = os.environ.get("MYTORCH_MINE_REPORT")
-    if ACTIVE and path and not os.environ.get("PYTEST_XDIST_WORKER"):
+    if path:
         with open(path, "w", encoding="utf-8") as f:
             json.dump({k: v for k, v in _TALLY.items()}, f)
+    usage = os.environ.get("MYTORCH_MINE_USAGE")  # `make mine CH=NN` runs only these tests next time
+    if usage and _USAGE:
+        try:
+            with open(usage, encoding="utf-8") as f:
+                known = json.load(f)
+        except (OSError, ValueError):
+            known = {}
+        known.update({k: sorted(v) for k, v in _USAGE.items()})
+        with open(usage, "w", encoding="utf-8") as f:
+            json.dump(known, f)

@@ -15,9 +15,11 @@ test is skipped with that sentence; in CI (CI set) it fails instead.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from lab_support import lab
@@ -125,6 +127,51 @@ def test_web_edition_from_disk_with_no_network(browser, web_edition: Path) -> No
     page.screenshot(path=str(SHOTS / "web-zh-search.png"))
     assert not refused, f"the web edition asked the network for: {refused[:5]}"
     context.close()
+
+
+SEARCH_PROBES = {"zh": ["反向传播", "梯度"], "en": ["backpropagation", "gradient"]}
+LABELS = {"zh": (["搜索本书", "目录"], ["Search", "Contents"]), "en": (["Search the book", "Contents"], ["搜索", "目录", "上一页", "下一页"])}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_search_finds_every_chapter_by_its_title_and_labels_speak_the_pages_language(
+        browser, web_edition: Path, lang: str) -> None:
+    """Index and query are cut into words the same way (jieba's words on both sides), so a compound
+    title such as 自动求导 finds its chapter; each edition's interface speaks its own language."""
+    from bookkit.notebook import read_notebook
+    from bookkit.web import chapter_title
+
+    site = web_edition.parent / lang
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    chapter_page = (site / "02_autograd.html").read_text(encoding="utf-8")
+    wanted, unwanted = LABELS[lang]
+    for label in wanted:
+        assert label in chapter_page, f"{lang} pages lack the label {label!r}"
+    for label in unwanted:
+        assert not re.search(rf">\s*{label}|placeholder=\"{label}|aria-label=\"{label}", chapter_page), \
+            f"{lang} pages show the other language's label {label!r}"
+    for width in (1280, 700):  # the zh / en switch is whole and on top, not under the sticky bar
+        page.set_viewport_size({"width": width, "height": 600})
+        page.goto((site / "02_autograd.html").as_uri())
+        covered = page.eval_on_selector("a.mytorch-lang-switch", """e => {
+            const r = e.getBoundingClientRect();
+            return [[r.left + 3, r.top + 3], [r.right - 3, r.top + 3], [r.left + r.width / 2, r.bottom - 3]]
+                .filter(([x, y]) => !e.contains(document.elementFromPoint(x, y))).length; }""")
+        assert covered == 0, f"{lang}, {width}px wide: the language switch is partly covered"
+    misses = []
+    chapters = Project(ROOT).chapters()
+    probes = [(chapter_title(read_notebook(c), lang), c.stem) for c in chapters]
+    probes += [(word, None) for word in SEARCH_PROBES[lang]]
+    for query, stem in probes:
+        page.goto((site / "search.html").as_uri() + "?q=" + quote(query))
+        page.wait_for_function("(document.querySelector('#search-results p.search-summary') || {})"
+                               ".innerText", timeout=30_000)  # written when the search has finished
+        hrefs = page.eval_on_selector_all("#search-results li a", "els => els.map(e => e.getAttribute('href'))")
+        if not hrefs or (stem and not any(h.split("?")[0].endswith(f"{stem}.html") for h in hrefs)):
+            misses.append(f"{query!r} → {hrefs[:4]}")
+    page.screenshot(path=str(SHOTS / f"web-{lang}-search-titles.png"))
+    page.close()
+    assert not misses, f"{lang} search misses: " + "; ".join(misses)
 
 
 def test_a_chapter_runs_in_make_lab_without_errors(browser, tmp_path: Path) -> None:

@@ -392,6 +392,112 @@ def test_a_hung_rank_is_reported_by_the_timeout(tmp_path):
     assert "rank 1: no answer (busy outside mytorch.distributed, hung, or exited)" in proc.stderr
 
 
+SYNC_BN = """
+import numpy as np
+import mytorch as torch
+import mytorch.distributed as dist
+import mytorch.nn as nn
+
+dist.init_process_group("gloo")
+r, n = dist.get_rank(), dist.get_world_size()
+sizes = [3, 5, 4, 2][:n]                              # shares of different sizes: the counts matter
+start = sum(sizes[:r])
+rng = np.random.default_rng(0)
+X = rng.standard_normal((sum(sizes), 3, 4)).astype(np.float32) * [[[1.0], [3.0], [0.5]]] + 2
+W = rng.standard_normal(X.shape).astype(np.float32)
+gamma, beta = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+
+def layer(cls):
+    m = cls(3, momentum=0.3)
+    with torch.no_grad():
+        m.weight.copy_(torch.from_numpy(gamma))
+        m.bias.copy_(torch.from_numpy(beta))
+    return m
+
+sync = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(layer(nn.BatchNorm1d)))[0]
+assert type(sync) is nn.SyncBatchNorm
+x = torch.from_numpy(X[start:start + sizes[r]].copy()).requires_grad_()
+y = sync(x)
+(y * torch.from_numpy(W[start:start + sizes[r]])).sum().backward()
+grads = torch.cat([sync.weight.grad, sync.bias.grad])
+dist.all_reduce(grads)                                # every rank's loss counts, as DDP would sum
+
+ref = layer(nn.BatchNorm1d)                           # one process, the whole batch
+xr = torch.from_numpy(X).requires_grad_()
+yr = ref(xr)
+(yr * torch.from_numpy(W)).sum().backward()
+share = slice(start, start + sizes[r])
+close = lambda a, b: np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-4, atol=1e-4)
+close(y, yr[share])
+close(x.grad, xr.grad[share])
+close(grads, torch.cat([ref.weight.grad, ref.bias.grad]))
+close(sync.running_mean, ref.running_mean)
+close(sync.running_var, ref.running_var)
+sync.eval(), ref.eval()
+close(sync(x), ref(xr)[share])                        # eval: the running statistics, no collective
+print("rank", r, "OK", flush=True)
+"""
+
+
+@pytest.mark.parametrize("nproc", [3])
+def test_sync_batch_norm_equals_batch_norm_on_the_whole_batch(tmp_path, nproc):
+    assert_ok(launch(tmp_path, SYNC_BN, nproc), nproc)
+
+
+def test_sync_batch_norm_alone_is_torchs_batch_norm():
+    # without a process group torch's SyncBatchNorm is a plain BatchNorm (on the CPU too)
+    x = np.random.default_rng(1).standard_normal((6, 3, 4)).astype(np.float32)
+    mine, theirs = mytorch.nn.SyncBatchNorm(3), torch.nn.SyncBatchNorm(3)
+    xm, xt = mytorch.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    mine(xm).pow(3).sum().backward()
+    theirs(xt).pow(3).sum().backward()
+    np.testing.assert_allclose(xm.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(mine.running_var.numpy(), theirs.running_var.numpy(), rtol=1e-6)
+    assert repr(mine) == repr(theirs)
+    with pytest.raises(ValueError, match="expected at least 2D input"):
+        mine(mytorch.zeros(3))
+    with pytest.raises(ValueError, match="expected at least 2D input"):
+        theirs(torch.zeros(3))
+    net = mytorch.nn.Sequential(mytorch.nn.Linear(3, 3), mytorch.nn.Sequential(mytorch.nn.BatchNorm2d(3)))
+    converted = mytorch.nn.SyncBatchNorm.convert_sync_batchnorm(net)
+    ref = torch.nn.SyncBatchNorm.convert_sync_batchnorm(
+        torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Sequential(torch.nn.BatchNorm2d(3))))
+    assert repr(converted) == repr(ref)
+    assert converted[1][0].weight is net[1][0].weight        # the same parameters, not copies
+
+
+MONITORED = """
+import time
+from datetime import timedelta
+import mytorch.distributed as dist
+
+dist.init_process_group("gloo")
+r = dist.get_rank()
+dist.monitored_barrier(timeout=timedelta(seconds=30))          # everybody arrives: no error
+for wait_all in (False, True):                                   # ranks 1 and 2 never come
+    if r == 0:
+        start = time.monotonic()
+        try:
+            dist.monitored_barrier(timeout=timedelta(seconds=0.3), wait_all_ranks=wait_all)
+            raise AssertionError("monitored_barrier let rank 0 through without ranks 1 and 2")
+        except RuntimeError as e:
+            print(f"wait_all_ranks={wait_all}: {e} after {time.monotonic() - start:.1f} s", flush=True)
+    dist.barrier()
+print("rank", r, "OK", flush=True)
+"""
+
+
+def test_monitored_barrier_names_the_late_ranks_like_torch(tmp_path):
+    proc = launch(tmp_path, MONITORED, 3)
+    assert_ok(proc, 3)
+    # torch/gloo's messages, word for word
+    assert "wait_all_ranks=False: [Rank 0]: Rank 1 failed to pass monitoredBarrier in 300 ms" in proc.stdout
+    assert "wait_all_ranks=True: [Rank 0]: Ranks 1, 2 failed to pass monitoredBarrier in 300 ms" in proc.stdout
+    waited = [float(line.rsplit(" after ", 1)[1].split()[0]) for line in proc.stdout.splitlines()
+              if line.startswith("wait_all_ranks=")]
+    assert len(waited) == 2 and all(0.25 <= t < 10 for t in waited), proc.stdout  # the timeout, not 30 s
+
+
 ENV = """
 import os, mytorch.distributed as dist
 keys = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",

@@ -122,3 +122,20 @@ def test_a_busy_port_names_the_port_to_use(monkeypatch: pytest.MonkeyPatch,
     err = capsys.readouterr().err
     assert status == 1 and f"port {port} is already in use" in err and "make lab PORT=" in err
     assert "端口" in err
+
+
+def test_switching_language_inside_lab_needs_no_restart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m bookkit lang en` (from a Lab terminal or a cell) changes what the next opening of a
+    chapter shows, on the running server."""
+    with lab(tmp_path, lang="zh") as (base, token, book):
+        name = Project(book).chapters()[1].relative_to(book).as_posix()
+
+        def shown() -> set:
+            nb = open_as_lab_does(base, token, name)
+            return {c["metadata"].get("lang") for c in nb["cells"] if c["cell_type"] == "markdown"}
+
+        assert shown() == {"zh"}
+        for lang, expected in (("en", {"en"}), ("both", {"zh", "en"}), ("zh", {"zh"})):
+            assert cli.main(["--root", str(book), "lang", lang]) == 0
+            assert "no restart" in capsys.readouterr().out
+            assert shown() == expected, f"after `bookkit lang {lang}`"

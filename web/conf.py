@@ -60,15 +60,50 @@ def _other_language_page(app, pagename, templatename, context, doctree) -> None:
         context["other_lang_url"] = "../" * (depth + 1) + f"{other}/{pagename}.html"
 
 
+# The reader's query, cut into words the way the index was. Sphinx cuts the pages' Chinese text into
+# words with jieba (自动求导 → 自动, 求导) but the browser's default splitter keeps a run of Chinese
+# characters whole, so 自动求导 or 反向传播 found nothing. This splitter cuts each run of Chinese
+# characters by longest match against the words the index holds (the same words jieba produced);
+# a single character the index does not hold is dropped, as the index drops single characters.
+ZH_QUERY_SPLITTER = r"""
+var splitQuery = (query) => {
+  const index = (typeof Search === "undefined" ? null : Search._index) || {};
+  const terms = index.terms || {};
+  const titles = index.titleterms || {};
+  const known = (word) => Object.hasOwn(terms, word) || Object.hasOwn(titles, word);
+  const words = [];
+  for (const part of query.split(/[^\p{Letter}\p{Number}_\p{Emoji_Presentation}]+/gu)) {
+    for (const run of part.split(/(\p{Script=Han}+)/u)) {
+      if (!run) continue;
+      if (!/\p{Script=Han}/u.test(run)) { words.push(run); continue; }
+      let start = 0;
+      while (start < run.length) {
+        let end = Math.min(run.length, start + 12);
+        while (end - start > 1 && !known(run.slice(start, end))) end -= 1;
+        const word = run.slice(start, end);
+        if (word.length > 1 || known(word)) words.push(word);
+        start = end;
+      }
+    }
+  }
+  return words;
+};
+"""
+
+
 def _chinese_search_works() -> None:
-    """Sphinx 9.0's Chinese search ships the English stemmer but names it ChineseStemmer, so the
-    search page stops with "ChineseStemmer is not defined" (Sphinx issue 14229, fixed by PR 14416 in
-    a later release): name it after the stemmer it ships."""
+    """Chinese search that finds compound words (ZH_QUERY_SPLITTER). Also: Sphinx 9.0's Chinese
+    search ships the English stemmer but names it ChineseStemmer, so the search page stops with
+    "ChineseStemmer is not defined" (Sphinx issue 14229, fixed by PR 14416 in a later release): name
+    it after the stemmer it ships."""
     from sphinx.search import languages
     from sphinx.search.zh import SearchChinese
 
-    if SearchChinese.js_stemmer_rawcode == "english-stemmer.js" and SearchChinese.language_name == "Chinese":
-        languages["zh"] = type("SearchChinese", (SearchChinese,), {"language_name": "English"})
+    name = SearchChinese.language_name
+    if SearchChinese.js_stemmer_rawcode == "english-stemmer.js" and name == "Chinese":
+        name = "English"
+    languages["zh"] = type("SearchChinese", (SearchChinese,),
+                           {"language_name": name, "js_splitter_code": ZH_QUERY_SPLITTER})
 
 
 def setup(app) -> dict:

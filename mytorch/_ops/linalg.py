@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._device import xp_for
+from .._layout import layout_op, strided
 from .._pieces import piece, pieces
 from .._tensor import Tensor, make_view, tensor_method, wrap
 from ..autograd.grad_mode import STATE
@@ -168,6 +169,8 @@ def _check_mm(a: Tensor, b: Tensor) -> None:
 def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Matrix product of two 2-D tensors of the same dtype: ``(n, m) @ (m, p) -> (n, p)``."""
     _require_tensor("mm", input=input, mat2=mat2)
+    if input.layout is not strided:  # a sparse left operand (mytorch/sparse/)
+        return layout_op("mm", input, mat2, out=out)
     _check_mm(input, mat2)
     dev = check_same_device(input, mat2)
     res = wrap(input._data @ mat2._data, dev)
@@ -221,6 +224,8 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     dimensions. These are NumPy's ``@`` rules too, so the array call does all the work.
     """
     _require_tensor("matmul", input=input, other=other)
+    if input.layout is not strided:  # a sparse left operand (mytorch/sparse/)
+        return layout_op("matmul", input, other, out=out)
     a, b = input._data, other._data
     if a.dtype != b.dtype:  # no promotion: torch's error names the kernel it would have used
         if a.ndim == 0 or b.ndim == 0:

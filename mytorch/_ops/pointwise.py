@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._device import xp_for
+from .._layout import layout_op, strided
 from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import _SAVED_HOOKS, SavedOutput, mask_grad, needs_grad, record, record_lean, \
@@ -262,6 +263,8 @@ def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) ->
         res = _lean(np.add, input, other, "AddBackward0", _add_run)
         if res is not None:
             return res
+    if isinstance(other, Tensor) and other.layout is not strided:  # dense + sparse (mytorch/sparse/)
+        return layout_op("radd", other, input, alpha=alpha, out=out)
     a, b, dev, dt = binary(input, other)
     if alpha != 1:
         alpha = _check_alpha(alpha, dt)

@@ -36,6 +36,9 @@ _MAX_DIMS = 10
 
 ALL_REDUCE_PART = 16 * 2 ** 20  # bytes
 
+#: the tag of monitored_barrier's messages (MPI guarantees tags up to 32767; send/recv default to 0)
+MONITORED_BARRIER_TAG = 32767
+
 
 def _parts(buf: np.ndarray) -> list[np.ndarray]:
     """``buf`` (contiguous) as pieces of at most ``ALL_REDUCE_PART`` bytes. MPICH's non-blocking
@@ -319,6 +322,38 @@ class ProcessGroupMPI:
                                                                                       np.uint8)
         self.wait([self.comm.Ibcast(buf, root=src)], what)
         return buf.tobytes()
+
+    def monitored_barrier(self, timeout: float, wait_all_ranks: bool) -> None:
+        """Rank 0 waits up to ``timeout`` seconds for a message from every other rank, then lets
+        them all go; ranks that did not report make rank 0 raise ``RuntimeError`` naming them
+        (the first in rank order, or all with ``wait_all_ranks``). No signature exchange: a rank
+        that never arrives is exactly what this barrier is for."""
+        if self.size == 1:
+            return
+        tag, what = MONITORED_BARRIER_TAG, "monitored_barrier"
+        token = np.zeros(1, np.int64)
+        if self.rank != 0:  # report, then wait (the group's timeout) for rank 0 to answer or fail
+            self.wait([self.comm.Isend(token, dest=0, tag=tag)], what)
+            self.wait([self.comm.Irecv(np.zeros(1, np.int64), source=0, tag=tag)], what)
+            return
+        boxes = {r: np.zeros(1, np.int64) for r in range(1, self.size)}
+        reqs = {r: self.comm.Irecv(boxes[r], source=r, tag=tag) for r in boxes}
+        arrived: set[int] = set()
+        start = time.monotonic()
+
+        def settled() -> bool:
+            arrived.update(r for r, q in reqs.items() if r not in arrived and q.Test())
+            return len(arrived) == len(reqs) or time.monotonic() - start > timeout
+        self.spin(settled, what, timeout + max(1.0, timeout))  # settled() watches the clock first
+        late = [r for r in reqs if r not in arrived]
+        if late:
+            for r in late:  # take back the receives the late ranks' messages would have matched
+                reqs[r].Cancel()
+                reqs[r].Wait()
+            ranks = "Ranks " + ", ".join(map(str, late)) if wait_all_ranks else f"Rank {late[0]}"
+            raise RuntimeError(f"[Rank 0]: {ranks} failed to pass monitoredBarrier in "
+                               f"{round(timeout * 1000)} ms")
+        self.wait([self.comm.Isend(token, dest=r, tag=tag) for r in reqs], what)
 
     # ------------------------------------------------------------------ point to point
     def send(self, t: Tensor, dst: int, tag: int) -> Work:

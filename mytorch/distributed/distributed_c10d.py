@@ -38,7 +38,7 @@ from ._mpi_backend import ProcessGroupMPI, Work
 __all__ = ["Backend", "ReduceOp", "GroupMember", "Work", "ProcessGroup", "init_process_group",
            "destroy_process_group", "is_initialized", "is_available", "is_mpi_available",
            "is_gloo_available", "is_nccl_available", "get_rank", "get_world_size", "get_backend",
-           "new_group", "barrier", "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor",
+           "new_group", "barrier", "monitored_barrier", "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor",
            "reduce_scatter", "reduce_scatter_tensor", "reduce", "gather", "scatter", "send", "recv",
            "isend", "irecv", "all_gather_object", "broadcast_object_list", "ring_all_reduce",
            "tree_broadcast", "default_pg_timeout"]
@@ -273,6 +273,21 @@ def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_id
         return work
     work.wait(timeout)
     return None
+
+
+def monitored_barrier(group: ProcessGroup | None = None, timeout: timedelta | None = None,
+                      wait_all_ranks: bool = False) -> None:
+    """A barrier that names the ranks that do not arrive: rank 0 waits for each other rank (at
+    most ``timeout``, the group's by default) and raises ``RuntimeError`` naming the first late
+    rank (all of them with ``wait_all_ranks=True``); the others wait for rank 0 to let them go.
+    Like torch, only for the CPU backends ("gloo", and mytorch's "mpi")."""
+    g = _pg(group)
+    if g.name() not in (Backend.GLOO, Backend.MPI):
+        raise ValueError("monitored_barrier is only implemented for GLOO backend.")
+    engine = g._backend
+    seconds = engine.timeout if timeout is None else timeout.total_seconds() \
+        if isinstance(timeout, timedelta) else float(timeout)
+    engine.monitored_barrier(seconds, wait_all_ranks)
 
 
 def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | None = None,

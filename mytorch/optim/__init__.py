@@ -17,13 +17,15 @@ from .adagrad import Adagrad
 from .adam import Adam
 from .adamax import Adamax
 from .adamw import AdamW
+from .asgd import ASGD
 from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
-__all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Optimizer", "RMSprop",
-           "SGD", "lr_scheduler", "swa_utils"]
+__all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Optimizer", "RMSprop",
+           "Rprop", "SGD", "lr_scheduler", "swa_utils"]
 
 
 def __dir__() -> list[str]:

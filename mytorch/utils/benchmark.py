@@ -69,7 +69,13 @@ class Measurement:
 
 
 class Timer:
-    """Time ``stmt`` (a string of code, or a callable) after running ``setup`` once."""
+    """Time ``stmt`` after running ``setup`` once.
+
+    ``stmt`` is a string of code run with ``globals``, as in torch. A callable is accepted too,
+    which is mytorch only: torch raises ``ValueError: Currently only a `str` stmt is supported.``
+    torch's Timer warms up and synchronizes before each clock reading; mytorch's measures with
+    ``time_cuda``, which also reads CUDA events.
+    """
 
     def __init__(self, stmt: Any = "pass", setup: str = "pass", globals: dict | None = None,
                  label: str | None = None, **kwargs: Any) -> None:

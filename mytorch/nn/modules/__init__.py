@@ -23,7 +23,7 @@ __all__ += [*_conv.__all__, *_fold.__all__, *_padding.__all__, *_ps.__all__, *_p
 from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax,  # noqa: E402
                          PReLU, ReLU6, SiLU, Softmax, Softmin, Softplus)
 from .attention import MultiheadAttention  # noqa: E402
-from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: E402
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm  # noqa: E402
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: E402
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
 from .normalization import GroupNorm, LayerNorm  # noqa: E402
@@ -31,7 +31,7 @@ from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBas
 from .sparse import Embedding, EmbeddingBag  # noqa: E402
 
 __all__ += ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "PReLU", "ReLU6",
-            "SiLU", "Softmax", "Softmin", "Softplus", "MultiheadAttention", "BatchNorm1d", "BatchNorm2d",
+            "SiLU", "Softmax", "Softmin", "Softplus", "MultiheadAttention", "BatchNorm1d", "BatchNorm2d", "SyncBatchNorm",
             "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d",
             "InstanceNorm2d", "InstanceNorm3d", "GroupNorm", "LayerNorm", "GRU", "LSTM", "RNN",
             "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase", "Embedding", "EmbeddingBag"]

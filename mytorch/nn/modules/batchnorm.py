@@ -8,20 +8,29 @@ folds them into its *buffers* ``running_mean`` / ``running_var``::
 ``momentum=None`` makes that a plain cumulative average (factor ``1 / num_batches_tracked``).
 In ``eval()`` mode the running statistics are used instead, so one sample's output no longer
 depends on the rest of its batch. Forgetting ``model.eval()`` before testing is a classic bug.
+
+``SyncBatchNorm`` (chapter 12) computes the training statistics over the batches of every rank of
+a process group: each rank's per-channel sums are all-reduced in the forward pass, and so are the
+matching sums of the gradient in the backward pass.
 """
 from __future__ import annotations
 
 from typing import Any
 
+import mytorch.distributed as dist
+
 from ... import _dtype as D
 from ..._creation import empty, ones, tensor, zeros
+from ..._ops.shape import cat
 from ..._tensor import Tensor
+from ...autograd.function import Function
+from ...autograd.grad_mode import no_grad
 from .. import init
 from .._functional.normalization import batch_norm
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -136,3 +145,102 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _AllReduceSum(Function):
+    """``all_reduce`` (sum) that autograd sees through: the gradient is all-reduced as well, so
+    every rank's input receives the gradient of the sum of all ranks' losses."""
+
+    @staticmethod
+    def forward(ctx: Any, tensor: Tensor, group: Any) -> Tensor:
+        ctx.group = group
+        out = tensor.clone()
+        dist.all_reduce(out, group=group)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
+        grad = grad.clone()
+        dist.all_reduce(grad, group=ctx.group)
+        return grad, None
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation whose training statistics cover the batches of every rank.
+
+    While training under an initialised process group of more than one rank, each rank's
+    per-channel sum, sum of squares and count are all-reduced and the mean and (biased) variance
+    of the whole batch normalise every rank's share; the running statistics get the unbiased
+    variance, as in BatchNorm. Otherwise (eval mode, one rank, no process group) it is a plain
+    BatchNorm. Use :meth:`convert_sync_batchnorm` on a model before wrapping it in DDP.
+    Unlike torch, whose SyncBatchNorm accepts only GPU inputs while training, mytorch's also runs
+    on CPU tensors (its collectives run on MPI).
+    """
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, process_group: Any = None,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device,
+                         dtype=dtype)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        bn_training = self.training or (self.running_mean is None and self.running_var is None)
+        need_sync = (bn_training and self.training and dist.is_available() and dist.is_initialized()
+                     and dist.get_world_size(self.process_group) > 1)
+        if not need_sync:
+            return super().forward(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                factor = 1.0 / float(self.num_batches_tracked)
+        dims = [0, *range(2, input.dim())]          # every dimension but the channels
+        count = input.numel() // input.size(1)
+        local = cat([input.sum(dims), (input * input).sum(dims),
+                     tensor([float(count)], dtype=input.dtype, device=input.device)])
+        totals = _AllReduceSum.apply(local, self.process_group)
+        c = self.num_features
+        n = totals[2 * c]
+        mean = totals[:c] / n
+        var = totals[c:2 * c] / n - mean * mean
+        if self.track_running_stats and self.running_mean is not None:
+            with no_grad():
+                total = float(n)
+                self.running_mean.mul_(1 - factor).add_(factor * mean.detach())
+                self.running_var.mul_(1 - factor).add_(factor * var.detach() * (total / max(total - 1, 1)))
+        shape = [1, c] + [1] * (input.dim() - 2)
+        out = (input - mean.reshape(shape)) / (var.reshape(shape) + self.eps).sqrt()
+        if self.weight is not None:
+            out = out * self.weight.reshape(shape)
+        if self.bias is not None:
+            out = out + self.bias.reshape(shape)
+        return out
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:
+        """``module`` with every BatchNorm layer replaced by a SyncBatchNorm holding the same
+        parameters and buffers (the module itself, if it is one; its children otherwise)."""
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            out = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
+                                module.track_running_stats, process_group)
+            if module.affine:
+                with no_grad():
+                    out.weight = module.weight
+                    out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        del module
+        return out
