@@ -19,7 +19,7 @@ from . import _dtype as D
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
 
-__all__ = ["install"]
+__all__ = ["install", "uninstall"]
 
 # ops whose torch CPU kernel computes a bfloat16 input in float32 (as names in mytorch,
 # Tensor and torch.nn.functional; a name missing from one of them is skipped there)
@@ -52,7 +52,7 @@ _installed: list[bool] = [False]
 
 
 def _is_low(x: Any) -> bool:
-    return isinstance(x, Tensor) and D._BY_NP.get(x._data.dtype) is D.bfloat16
+    return isinstance(x, Tensor) and x.dtype is D.bfloat16  # (.dtype: sparse tensors have no _data)
 
 
 def _up(x: Any) -> Any:
@@ -92,7 +92,7 @@ def _mixes_wider_floats(args: tuple, kwargs: dict) -> bool:
     """Another floating tensor with dims among the operands: torch's result is float32 or wider
     (bfloat16 with float16 meets in float32), so nothing is rounded back."""
     for x in (*args, *kwargs.values()):
-        if isinstance(x, Tensor) and x._data.ndim and x.dtype in _WIDER:
+        if isinstance(x, Tensor) and x.dim() and x.dtype in _WIDER:
             return True
     return False
 
@@ -103,7 +103,7 @@ _WIDER = (D.float16, D.float32, D.float64, D.complex64, D.complex128)
 def _refuse_float8(name: str, args: tuple, kwargs: dict) -> None:
     """torch's CPU has no float8 kernels beyond casts and copies."""
     for x in (*args, *kwargs.values()):
-        if isinstance(x, Tensor) and D._BY_NP.get(x._data.dtype) in D._FLOAT8:
+        if isinstance(x, Tensor) and x.dtype in D._FLOAT8:
             raise NotImplementedError(f'"{name.strip("_")}" not implemented for '
                                       f"'{D._scalar_name(x.dtype)}'")
 
@@ -164,6 +164,9 @@ def _inplace_in_float32(fn: Callable) -> Callable:
     return wrapper
 
 
+_UNDO: list[tuple[Any, str, Any]] = []  # (holder, name, original) for uninstall
+
+
 def _wrap_in(holder: Any, names: list[str], make: Callable, replaced: dict) -> None:
     for name in names:
         fn = holder.__dict__.get(name)
@@ -171,6 +174,7 @@ def _wrap_in(holder: Any, names: list[str], make: Callable, replaced: dict) -> N
             continue
         if id(fn) not in replaced:
             replaced[id(fn)] = make(fn)
+        _UNDO.append((holder, name, fn))
         setattr(holder, name, replaced[id(fn)])
 
 
@@ -191,4 +195,15 @@ def install() -> None:
         _wrap_in(module, COMPUTE_IN_FLOAT32, _float32_compute, replaced)
         for attr, value in list(vars(module).items()):
             if callable(value) and id(value) in replaced and value is not replaced[id(value)]:
+                _UNDO.append((module, attr, value))
                 setattr(module, attr, replaced[id(value)])
+
+
+def uninstall() -> None:
+    """Put the original functions back (tests use it to leave no global change behind); the
+    next bfloat16 tensor installs the wrappers again."""
+    while _UNDO:
+        holder, name, fn = _UNDO.pop()
+        setattr(holder, name, fn)
+    _installed[0] = False
+    D._EXTENSION_NP.clear()  # so that the next use of a bfloat16 dtype runs the hooks again

@@ -14,6 +14,24 @@ import mytorch
 
 pytest.importorskip("ml_dtypes")
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _float32_compute_only_here():
+    """bfloat16's first use wraps mytorch's ops (mytorch/_bfloat16.py): put the originals back
+    after this module, so the tests that follow in the process see the library as imported."""
+    yield
+    mytorch._bfloat16.uninstall()
+
+
+def test_uninstall_restores_the_original_functions():
+    mytorch.ones(1, dtype=mytorch.bfloat16)
+    assert hasattr(mytorch.Tensor.sum, "__wrapped_for_bfloat16__")
+    mytorch._bfloat16.uninstall()
+    assert not hasattr(mytorch.Tensor.sum, "__wrapped_for_bfloat16__")
+    assert not hasattr(mytorch.nn.functional.softmax, "__wrapped_for_bfloat16__")
+    mytorch.ones(1, dtype=mytorch.bfloat16)  # installs again
+    assert hasattr(mytorch.Tensor.sum, "__wrapped_for_bfloat16__")
+
 FLOAT8 = ["float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu"]
 A = np.linspace(-3, 3, 240, dtype=np.float32).reshape(12, 20)
 
