@@ -33,6 +33,8 @@ from . import _allocator
 _allocator.keep_freed_memory()  # reuse freed CPU memory between steps (see _allocator.py)
 
 from . import _dtype  # noqa: E402
+from ._dtype import (bfloat16, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,  # noqa: F401
+                     float8_e5m2fnuz, float8_e8m0fnu)
 from ._dtype import (bool, cdouble, cfloat, complex64, complex128, double, dtype, finfo,  # noqa: A004
                      float, float16, float32, float64, get_default_dtype, half, iinfo, int,
                      int8, int16, int32, int64, long, promote_types, can_cast,
@@ -100,6 +102,37 @@ from .utils import training as _training  # noqa: F401  (mytorch only: chapter 1
 # ---------------------------------------------------------------- 9. tools: the profiler
 from . import profiler  # noqa: F401  (and torch.autograd.profiler, which it builds on)
 from . import onnx  # noqa: F401  (torch.onnx.export; the onnx package is imported when it runs)
+
+# ---------------------------------------------------------------- 10. the rest of torch's surface
+from ._runtime import AcceleratorError, OutOfMemoryError  # noqa: F401,E402
+from ._runtime import (compile, get_float32_matmul_precision, get_num_interop_threads,  # noqa: F401,A004
+                       get_num_threads, set_float32_matmul_precision, set_num_interop_threads,
+                       set_num_threads)
+from . import amp  # noqa: E402  (GradScaler; torch.cuda.amp below)
+from .amp import autocast  # noqa: E402
+from .cuda import amp as _cuda_amp  # noqa: E402,F401
+from ._devices_absent import cpu, mps, xpu  # noqa: F401,E402  (mps/xpu: is_available() is False)
+from . import _unsupported  # noqa: E402
+from ._surface import bind_torch_functions as _bind_torch_functions  # noqa: E402
+
+_bind_torch_functions(globals())
+from . import _bfloat16  # noqa: E402
+
+_dtype.ON_EXTENSION_LOAD.append(_bfloat16.install)  # bfloat16 ops compute in float32, as torch's
+if _dtype._EXTENSION_NP:  # (a bfloat16 dtype was already used while mytorch was importing)
+    _bfloat16.install()
+import math as _math  # noqa: E402
+
+e, pi, inf, nan = _math.e, _math.pi, _math.inf, _math.nan
+newaxis = None
+del _math
+
+
+def __getattr__(name: str):
+    """A torch name mytorch leaves out is a placeholder that raises NotImplementedError when used
+    (mytorch/_unsupported.py lists them, with the reason); any other name is an AttributeError."""
+    return _unsupported.module_getattr(__name__, name)
+
 
 globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, ... (legacy type objects)
 for _name in autograd.__all__:  # autograd names its API lazily (its graph sits below the ops)

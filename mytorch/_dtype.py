@@ -15,7 +15,8 @@ __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
     "float16", "float32",
     "float64", "complex64", "complex128", "half", "float", "double", "short", "int", "long",
-    "cfloat", "cdouble", "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
+    "cfloat", "cdouble", "bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+    "float8_e5m2fnuz", "float8_e8m0fnu", "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
     "promote_types", "can_cast",
 ]
 
@@ -70,6 +71,56 @@ float64 = dtype("float64", np.float64, _FLOAT)
 complex64 = dtype("complex64", np.complex64, _COMPLEX)
 complex128 = dtype("complex128", np.complex128, _COMPLEX)
 
+
+
+class _ExtensionDtype(dtype):
+    """A floating dtype NumPy lacks (bfloat16, float8): stored as ml_dtypes' NumPy types.
+
+    The dtype object exists without ml_dtypes (nanoGPT names ``torch.bfloat16`` in a table even
+    when it never uses it); its NumPy type, ``.np``, imports ml_dtypes on first use."""
+
+    __slots__ = ()
+
+    def __init__(self, name: str, itemsize: int) -> None:
+        self.name, self.itemsize, self._cat = name, itemsize, _FLOAT
+        self.is_floating_point, self.is_complex, self.is_signed = True, False, True
+
+    @property
+    def np(self) -> Any:  # type: ignore[override]
+        found = _EXTENSION_NP.get(self.name)
+        return found if found is not None else _load_ml_dtypes()[self.name]
+
+
+bfloat16 = _ExtensionDtype("bfloat16", 2)
+float8_e4m3fn = _ExtensionDtype("float8_e4m3fn", 1)
+float8_e4m3fnuz = _ExtensionDtype("float8_e4m3fnuz", 1)
+float8_e5m2 = _ExtensionDtype("float8_e5m2", 1)
+float8_e5m2fnuz = _ExtensionDtype("float8_e5m2fnuz", 1)
+float8_e8m0fnu = _ExtensionDtype("float8_e8m0fnu", 1)
+float8_e8m0fnu.is_signed = False  # a power of two: exponent bits only
+_EXTENSION = (bfloat16, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu)
+_FLOAT8 = _EXTENSION[1:]
+_EXTENSION_NP: dict[str, Any] = {}
+ON_EXTENSION_LOAD: list = []  # called once ml_dtypes is loaded (upper layers add to it)
+
+
+def _load_ml_dtypes() -> dict[str, Any]:
+    """Import ml_dtypes and register its NumPy types as the extension dtypes' storage."""
+    if not _EXTENSION_NP:
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise ImportError("mytorch stores bfloat16 and float8 tensors with the ml_dtypes "
+                              "package: pip install ml_dtypes") from None
+        for d in _EXTENSION:
+            npd = np.dtype(getattr(ml_dtypes, d.name))
+            _BY_NP[npd], _BY_NP_TYPE[npd.type] = d, d
+            _EXTENSION_NP[d.name] = npd
+        for hook in ON_EXTENSION_LOAD:  # e.g. mytorch/_bfloat16.py: float32 compute for bfloat16
+            hook()
+    return _EXTENSION_NP
+
+
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 cfloat, cdouble = complex64, complex128
@@ -77,7 +128,7 @@ cfloat, cdouble = complex64, complex128
 _ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128,
         uint16, uint32, uint64)
 _BAREBONES = (uint16, uint32, uint64)
-_BY_NAME = {d.name: d for d in _ALL}
+_BY_NAME = {d.name: d for d in _ALL + _EXTENSION}
 _BY_NP = {d.np: d for d in _ALL}
 _BY_NP_TYPE = {d.np.type: d for d in _ALL}
 
@@ -92,7 +143,7 @@ def get_default_dtype() -> dtype:
 def set_default_dtype(d: dtype) -> None:
     """Change the default floating dtype (only float32 and float64 are allowed, as in torch)."""
     global _default_float
-    if d not in (float32, float64, float16):
+    if d not in (float32, float64, float16, bfloat16):
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     _default_float = d
     _PROMO_CACHE.clear()
@@ -105,6 +156,13 @@ def from_numpy_dtype(npd: Any) -> dtype:
     except (KeyError, TypeError):
         pass
     npd = np.dtype(npd)
+    if not _EXTENSION_NP and type(npd.type).__module__ != "numpy" and npd.kind == "V":
+        try:  # perhaps an ml_dtypes array met before any bfloat16 dtype was used
+            _load_ml_dtypes()
+        except ImportError:
+            pass
+        if npd in _BY_NP:
+            return _BY_NP[npd]
     raise TypeError(
         f"can't convert np.ndarray of type numpy.{npd}. The only supported types are: float64, "
         "float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, "
@@ -137,6 +195,7 @@ def to_dtype(d: Any) -> dtype:
 
 
 import builtins as _builtins  # noqa: E402
+import math as _math  # noqa: E402
 
 _py_float, _py_int, _py_bool, _py_complex = _builtins.float, _builtins.int, _builtins.bool, _builtins.complex
 
@@ -145,12 +204,18 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` convert to (torch.promote_types)."""
     if a is b:
         return a
+    if a in _FLOAT8 or b in _FLOAT8:
+        raise RuntimeError("Promotion for Float8 Types is not supported, attempted to promote "
+                           f"{_scalar_name(a)} and {_scalar_name(b)}")
     if a in _BAREBONES or b in _BAREBONES:
         if a._cat == _FLOAT or b._cat == _FLOAT:
             return a if a._cat == _FLOAT else b
         raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
                            f"attempted to promote {_scalar_name(a)} and {_scalar_name(b)}")
     if a._cat == b._cat:
+        if a is bfloat16 or b is bfloat16:  # floats: bfloat16 with float16 meet in float32
+            other = b if a is bfloat16 else a
+            return float32 if other is float16 else other
         if a._cat == _INT and (a is uint8 or b is uint8):
             other = b if a is uint8 else a
             return int16 if other is int8 else other
@@ -166,7 +231,10 @@ def _scalar_name(d: dtype) -> str:
     return {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
             "int64": "Long", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
             "float16": "Half", "float32": "Float", "float64": "Double",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[d.name]
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bfloat16": "BFloat16",
+            "float8_e4m3fn": "Float8_e4m3fn", "float8_e4m3fnuz": "Float8_e4m3fnuz",
+            "float8_e5m2": "Float8_e5m2", "float8_e5m2fnuz": "Float8_e5m2fnuz",
+            "float8_e8m0fnu": "Float8_e8m0fnu"}[d.name]
 
 
 def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
@@ -233,14 +301,21 @@ class finfo:
         if d._cat < _FLOAT:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to "
                             "handle 'torch.finfo'")
-        info = np.finfo(d.np)
+        if isinstance(d, _ExtensionDtype):
+            import ml_dtypes  # loaded with d.np
+
+            info = ml_dtypes.finfo(d.np)
+        else:
+            info = np.finfo(d.np)
         self.dtype = d.to_real().name
         self.bits = info.bits
-        self.eps = _py_float(info.eps)
+        self.eps = _py_float(info.eps) if d is not float8_e5m2fnuz else 0.125  # (torch's value)
         self.max = _py_float(info.max)
         self.min = _py_float(info.min)
         self.tiny = self.smallest_normal = _py_float(info.smallest_normal)
-        self.resolution = 10.0 ** -info.precision  # torch: a power of ten, not NumPy's rounding
+        # torch: a power of ten, 10 ** -floor(-log10(eps)) (NumPy's precision, but ml_dtypes
+        # rounds differently for the 1-byte types)
+        self.resolution = 10 ** -_math.floor(-_math.log10(self.eps))
 
     def __repr__(self) -> str:
         return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "

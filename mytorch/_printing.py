@@ -179,6 +179,8 @@ def _nested(arr: np.ndarray, indent: int, summarize: bool, fmt: Any) -> str:
 def _body(arr: np.ndarray, indent: int) -> str:
     """The bracketed values of a non-empty tensor."""
     summarize = arr.size > _OPTS.threshold
+    if arr.dtype.kind == "V":  # bfloat16, float8 (ml_dtypes): torch prints their float32 values
+        arr = arr.astype(np.float32)
     shown = _corners(arr) if summarize else arr
     fmt = _ComplexFormatter(shown) if arr.dtype.kind == "c" else _Formatter(shown)
     return _nested(arr, indent, summarize, fmt)

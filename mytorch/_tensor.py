@@ -24,6 +24,7 @@ from ._layout import channels_last, contiguous_format, strided
 from ._printing import tensor_repr
 from ._storage import TypedStorage, UntypedStorage, warn_typed_storage, with_empty_strides
 from ._storage import storage_offset as _storage_offset
+from ._unsupported import tensor_fallback
 from .autograd.grad_mode import STATE
 from .utils.hooks import RemovableHandle
 
@@ -94,7 +95,19 @@ class _VersionCounter:
             self.views = [r for r in views if r() is not None]
 
 
-class Tensor:
+class _TensorMeta(type):
+    """``torch.Tensor.<name>`` on the class: a torch name mytorch leaves out reports itself."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(f"type object '{cls.__name__}' has no attribute '{name}'")
+        try:
+            return tensor_fallback(cls.__name__, name)
+        except AttributeError:
+            raise AttributeError(f"type object '{cls.__name__}' has no attribute '{name}'") from None
+
+
+class Tensor(metaclass=_TensorMeta):
     """A multi-dimensional array that can record operations for automatic differentiation."""
 
     __slots__ = ("_data", "_device", "_requires_grad", "_grad", "grad_fn", "_vc", "_base",
@@ -149,6 +162,64 @@ class Tensor:
     @property
     def is_cpu(self) -> bool:
         return self._device.type == "cpu"
+
+    @property
+    def is_meta(self) -> bool:
+        return self._device.type == "meta"
+
+    # Devices, layouts and tensor kinds mytorch never makes: torch's flags, all False here.
+    is_xpu = is_mps = is_mtia = is_maia = is_ipu = is_xla = is_vulkan = property(
+        lambda self: False, doc="False: mytorch has no tensors on this device")
+    is_sparse = is_sparse_csr = is_mkldnn = is_quantized = is_nested = property(
+        lambda self: False, doc="False: mytorch tensors are dense, strided and not quantized")
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is."""
+        return self._output_nr
+
+    @property
+    def name(self) -> None:
+        """None: mytorch tensors have no name (torch's is None too unless set by internals)."""
+        return None
+
+    @property
+    def volatile(self) -> bool:
+        """Always False (a removed Variable flag), with torch's warning."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                      stacklevel=2)
+        return False
+
+    @property
+    def grad_dtype(self) -> D.dtype:
+        """The dtype a gradient of this (leaf) tensor has: its own."""
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        return self.dtype
+
+    def is_distributed(self) -> bool:
+        """False: no tensor is split over processes."""
+        return False
+
+    def is_conj(self) -> bool:
+        """False: mytorch conjugates at once, never lazily."""
+        return False
+
+    def is_neg(self) -> bool:
+        """False: mytorch negates at once, never lazily."""
+        return False
+
+    def resolve_conj(self) -> "Tensor":
+        """The tensor itself (no conjugation is pending)."""
+        return self
+
+    def resolve_neg(self) -> "Tensor":
+        """The tensor itself (no negation is pending)."""
+        return self
+
+    def is_same_size(self, other: "Tensor") -> bool:
+        """Whether both tensors have the same shape."""
+        return self._data.shape == other._data.shape
 
     @property
     def layout(self) -> Any:
@@ -262,6 +333,8 @@ class Tensor:
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """A NumPy array **sharing memory** with this CPU tensor."""
+        if self._data.dtype.kind == "V":  # bfloat16, float8: NumPy has no such dtype (as torch)
+            raise TypeError(f"Got unsupported ScalarType {D._scalar_name(self.dtype)}")
         if not force:
             if self._requires_grad:
                 raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
@@ -375,6 +448,9 @@ class Tensor:
 
     def double(self) -> "Tensor":
         return self.to(D.float64)
+
+    def bfloat16(self) -> "Tensor":
+        return self.to(D.bfloat16)
 
     def half(self) -> "Tensor":
         return self.to(D.float16)
@@ -553,7 +629,10 @@ class Tensor:
         return RemovableHandle(hooks, hook)
 
     def __getattr__(self, name: str) -> Any:
-        raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+        # A torch.Tensor name mytorch leaves out (mytorch/_unsupported.py) says so; others are typos.
+        if name.startswith("_"):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return tensor_fallback(type(self).__name__, name)
 
 
 # Attributes whose value is read on every tensor; set once so __getattr__ is never needed.
@@ -651,7 +730,7 @@ def _wrap_dim(dim: int, ndim: int) -> int:
 
 def _c_name(dt: D.dtype) -> str:
     """torch's lower-case C type name of a dtype (``float``, ``double``, ``long``...)."""
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int64": "long int",
             "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
             "bool": "bool"}.get(dt.name, dt.name)
 
@@ -680,7 +759,7 @@ _LEGACY_NAMES = {
     "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
     "uint8": "ByteTensor", "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
     "complex128": "ComplexDoubleTensor", "uint16": "UInt16Tensor", "uint32": "UInt32Tensor",
-    "uint64": "UInt64Tensor",
+    "uint64": "UInt64Tensor", "bfloat16": "BFloat16Tensor",
 }
 
 

@@ -41,6 +41,7 @@ import os
 import pickle
 import secrets
 import struct
+import warnings
 import zipfile
 import zlib
 from collections import OrderedDict
@@ -75,7 +76,8 @@ _FORMAT_VERSION = b"3\n"         # the ``version`` record torch 2.x writes
 _STORAGE_NAMES = {"float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
                   "int64": "LongStorage", "int32": "IntStorage", "int16": "ShortStorage",
                   "int8": "CharStorage", "uint8": "ByteStorage", "bool": "BoolStorage",
-                  "complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage"}
+                  "complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage",
+                  "bfloat16": "BFloat16Storage"}
 
 
 class _TorchName:
@@ -246,7 +248,7 @@ class _ZipWriter:
         self.pos += memoryview(data).nbytes
 
     def record(self, name: str, data: Any) -> None:
-        view = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
+        view = memoryview(data) if isinstance(data, bytes) else memoryview(_as_bytes(data))
         full = f"{self.prefix}/{name}".encode()
         size = view.nbytes
         crc = zlib.crc32(view) if _config["compute_crc32"] else 0
@@ -637,12 +639,12 @@ class _Loader:
             return np.frombuffer(self.mm, dtype, count, start)
         arr = np.empty(count, dtype)
         self.f.seek(start)
-        got = self.f.readinto(memoryview(arr).cast("B"))
+        got = self.f.readinto(memoryview(_as_bytes(arr)))
         if got != want:
             raise RuntimeError(f"{self.name}: record '{record}' is truncated ({got} of {want} "
                                "bytes): the file was cut off.")
         if _config["check_crc32"] and info.CRC and \
-                zlib.crc32(memoryview(arr).cast("B")) != info.CRC:
+                zlib.crc32(memoryview(_as_bytes(arr))) != info.CRC:
             raise RuntimeError(f"{self.name}: record '{record}' is corrupt: its bytes do not "
                                "match the CRC-32 checksum stored in the archive.")
         return arr
@@ -775,8 +777,8 @@ class _LegacyLoader(_Loader):
         return arr
 
 
-_STORAGE_SIZES = {f"torch.{cls}": np.dtype(D._BY_NAME[name].np).itemsize
-                  for name, cls in _STORAGE_NAMES.items()}
+# (the dtype's own itemsize: reading .np would import ml_dtypes for BFloat16Storage at import)
+_STORAGE_SIZES = {f"torch.{cls}": D._BY_NAME[name].itemsize for name, cls in _STORAGE_NAMES.items()}
 
 
 def _peek(f: Any) -> tuple[bytes, int]:
@@ -807,6 +809,42 @@ def _weights_only_message(name: str, err: Exception) -> str:
             f"message.\n\tWeightsUnpickler error: {err}\n\n(file: {name})")
 
 
+def _as_bytes(arr: Any) -> Any:
+    """A flat uint8 view of a C-contiguous array: also for bfloat16/float8 (ml_dtypes) arrays,
+    which the buffer protocol (``memoryview``) does not describe."""
+    if isinstance(arr, np.ndarray):
+        return arr.reshape(-1).view(np.uint8)
+    return memoryview(arr).cast("B")
+
+
+_TRUE_VALUES = ("1", "y", "yes", "true")
+
+
+def _weights_only_from_environment(weights_only: bool | None, pickle_module: Any) -> bool:
+    """``load``'s ``weights_only`` after torch's two environment overrides.
+
+    ``TORCH_FORCE_WEIGHTS_ONLY_LOAD=1`` forces ``weights_only=True`` even when the call says
+    False; ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1`` turns the *default* (an unset argument) to
+    False, with a warning, but never overrides an explicit ``weights_only=True``. Setting both is
+    an error. Values count as set when they are 1, y, yes or true (any case), as in torch."""
+    not_set = weights_only is None
+    if not_set:
+        weights_only = pickle_module is None
+    force = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE_VALUES
+    force_no = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE_VALUES
+    if force and force_no:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or "
+                           "`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` should be set, but both were set.")
+    if force:
+        return True
+    if force_no and not_set:
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the"
+                      "`weights_only` argument was not explicitly passed to `torch.load`, forcing "
+                      "weights_only=False.", UserWarning, stacklevel=3)
+        return False
+    return bool(weights_only)
+
+
 def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
          weights_only: bool | None = None, mmap: bool | None = None,
          **pickle_load_args: Any) -> Any:
@@ -817,8 +855,7 @@ def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
     function outside the allowlist; ``False`` loads whole pickled objects (only for files you
     trust). ``mmap=True`` maps the file into memory instead of reading it (copy-on-write).
     """
-    if weights_only is None:
-        weights_only = pickle_module is None
+    weights_only = _weights_only_from_environment(weights_only, pickle_module)
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     if _is_path(f):

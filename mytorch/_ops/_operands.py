@@ -255,8 +255,8 @@ def _limits(dt: D.dtype) -> tuple:
             info = np.iinfo(dt.np)
             lim = (int(info.min), int(info.max))
         else:
-            info = np.finfo(dt.np)
-            lim = (float(info.min), float(info.max))
+            info = D.finfo(dt.to_real())  # (bfloat16 and float8 too: NumPy's finfo lacks them)
+            lim = (info.min, info.max)
         _LIMITS[dt.name] = lim
     return lim
 

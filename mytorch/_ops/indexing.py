@@ -203,7 +203,8 @@ def _is_tuple_like(key: list) -> bool:
     """torch reads ``x[[0, slice(None)]]`` as ``x[0, :]``: a short list holding slices, None,
     ..., tensors or sequences is a tuple of indices, not an index tensor."""
     return len(key) < 32 and any(k is None or k is Ellipsis or isinstance(k, (slice, Tensor, list,
-                                                                                tuple, np.ndarray))
+                                                                                tuple, range,
+                                                                                np.ndarray))
                                  for k in key)
 
 
@@ -222,7 +223,7 @@ def _classify(k: Any, t: Tensor) -> tuple[str, Any, int]:
             raise ValueError("step must be greater than zero" if k.step.__index__() < 0
                              else "slice step cannot be zero")
         return "slice", k, 1
-    if isinstance(k, (list, tuple, np.ndarray)):
+    if isinstance(k, (list, tuple, range, np.ndarray)):  # a sequence is an index tensor
         arr = np.asarray(k)
         if arr.size == 0 and arr.dtype.kind == "f":
             arr = arr.astype(np.int64)

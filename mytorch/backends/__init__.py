@@ -9,10 +9,10 @@ additions race (scatter-adds through atomics).
 """
 from __future__ import annotations
 
-from . import cuda, cudnn
+from . import cuda, cudnn, mps
 from ._determinism import (are_deterministic_algorithms_enabled,
                            is_deterministic_algorithms_warn_only_enabled,
                            use_deterministic_algorithms)
 
-__all__ = ["cuda", "cudnn", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+__all__ = ["cuda", "cudnn", "mps", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled"]

@@ -1,0 +1,209 @@
+"""bfloat16 arithmetic as torch's CPU kernels do it: compute in float32, round the result back.
+
+NumPy has no bfloat16; ml_dtypes gives it a NumPy dtype whose element-wise arithmetic already
+rounds each result (``+ - * /`` match torch bit for bit), but reductions would accumulate in
+bfloat16 and many float functions and kernels do not accept it at all. torch's CPU kernels
+upcast: a bfloat16 sum, matmul, ``exp`` or softmax is computed in float32 and rounded to
+bfloat16 once, at the end. ``install`` wraps the ops that need it so that they do exactly that
+(differentiably: the casts are recorded, so gradients come back as bfloat16). It runs the first
+time a bfloat16 tensor is made, so programs that never use one pay nothing.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from . import _dtype as D
+from ._tensor import Tensor
+from .autograd.grad_mode import no_grad
+
+__all__ = ["install", "uninstall"]
+
+# ops whose torch CPU kernel computes a bfloat16 input in float32 (as names in mytorch,
+# Tensor and torch.nn.functional; a name missing from one of them is skipped there)
+COMPUTE_IN_FLOAT32 = """
+sum mean nansum nanmean var std var_mean std_mean prod cumsum cumprod logsumexp norm dist trace
+matmul mm bmm mv dot vdot inner outer addmm addmv addbmm baddbmm einsum tensordot __matmul__
+__rmatmul__
+exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan tanh sinh cosh asin acos atan asinh
+acosh atanh arcsin arccos arctan sigmoid logit erf erfc erfinv lgamma digamma atan2 clamp clip
+lerp softmax log_softmax
+gelu silu elu selu celu leaky_relu softplus mish hardswish hardsigmoid logsigmoid tanhshrink
+softsign layer_norm group_norm batch_norm instance_norm rms_norm linear bilinear conv1d conv2d
+conv3d conv_transpose1d conv_transpose2d conv_transpose3d max_pool1d max_pool2d avg_pool1d
+avg_pool2d adaptive_avg_pool1d adaptive_avg_pool2d adaptive_max_pool2d mse_loss l1_loss
+smooth_l1_loss huber_loss cross_entropy nll_loss binary_cross_entropy
+binary_cross_entropy_with_logits kl_div scaled_dot_product_attention normalize cosine_similarity
+pairwise_distance dropout
+rand randn rand_like randn_like normal
+add sub mul div true_divide rsub pow addcmul addcdiv __add__ __radd__ __sub__ __rsub__ __mul__
+__rmul__ __truediv__ __rtruediv__ __pow__ __rpow__
+""".split()
+# in-place arithmetic: computed on a float32 copy, then copied back (rounded), recorded as copy_;
+# a Python number meets the float32 values, not a bfloat16-rounded copy of itself, as in torch
+INPLACE_IN_FLOAT32 = """add_ sub_ mul_ div_ pow_ addcmul_ addcdiv_ lerp_ clamp_ clamp_min_
+clamp_max_ exp_ log_ sqrt_ tanh_ sigmoid_ __iadd__ __isub__ __imul__ __itruediv__""".split()
+# in-place fills that draw in float32 and store the rounded values (nn.init's calls)
+FILL_IN_FLOAT32 = "uniform_ normal_ bernoulli_ exponential_ cauchy_ log_normal_ geometric_".split()
+
+_installed: list[bool] = [False]
+
+
+def _is_low(x: Any) -> bool:
+    return isinstance(x, Tensor) and x.dtype is D.bfloat16  # (.dtype: sparse tensors have no _data)
+
+
+def _up(x: Any) -> Any:
+    if _is_low(x):
+        return x.float()
+    if isinstance(x, (list, tuple)) and any(_is_low(v) for v in x):
+        return type(x)(_up(v) for v in x)
+    return x
+
+
+def _through_bfloat16(x: Any) -> Any:
+    if isinstance(x, Tensor) and x.is_floating_point():
+        return x.to(D.bfloat16).float()
+    return x
+
+
+def _down(r: Any) -> Any:
+    if isinstance(r, Tensor):
+        if r.dtype is not D.float32:
+            return r
+        out = r.to(D.bfloat16)
+        if r.grad_fn is not None and out.grad_fn is not None:
+            out.grad_fn._name = r.grad_fn._name  # torch's one node: the op's (MulBackward0...)
+        return out
+    if isinstance(r, tuple):
+        items = [_down(v) for v in r]
+        if type(r) is tuple:
+            return tuple(items)
+        try:
+            return type(r)(*items)
+        except TypeError:
+            return type(r)(items)
+    return r
+
+
+def _mixes_wider_floats(args: tuple, kwargs: dict) -> bool:
+    """Another floating tensor with dims among the operands: torch's result is float32 or wider
+    (bfloat16 with float16 meets in float32), so nothing is rounded back."""
+    for x in (*args, *kwargs.values()):
+        if isinstance(x, Tensor) and x.dim() and x.dtype in _WIDER:
+            return True
+    return False
+
+
+_WIDER = (D.float16, D.float32, D.float64, D.complex64, D.complex128)
+
+
+def _refuse_float8(name: str, args: tuple, kwargs: dict) -> None:
+    """torch's CPU has no float8 kernels beyond casts and copies."""
+    for x in (*args, *kwargs.values()):
+        if isinstance(x, Tensor) and x.dtype in D._FLOAT8:
+            raise NotImplementedError(f'"{name.strip("_")}" not implemented for '
+                                      f"'{D._scalar_name(x.dtype)}'")
+
+
+def _float32_compute(fn: Callable) -> Callable:
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _refuse_float8(name, args, kwargs)
+        asked = kwargs.get("dtype") is D.bfloat16
+        if not asked and not any(_is_low(x) or (isinstance(x, (list, tuple)) and x and
+                                                any(_is_low(v) for v in x))
+                                 for x in (*args, *kwargs.values())):
+            return fn(*args, **kwargs)
+        if kwargs.get("out") is not None or (not asked and _mixes_wider_floats(args, kwargs)):
+            return fn(*[_up(a) for a in args], **{k: _up(v) for k, v in kwargs.items()})
+        requires_grad = kwargs.pop("requires_grad", False) if asked else False
+        up = _up
+        if asked:  # dtype=torch.bfloat16: the inputs are cast to it first (then computed in float32)
+            kwargs["dtype"] = D.float32
+            up = _through_bfloat16
+        res = _down(fn(*[up(a) for a in args], **{k: up(v) for k, v in kwargs.items()}))
+        if requires_grad:
+            res.requires_grad_()
+        return res
+
+    wrapper.__wrapped_for_bfloat16__ = fn  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _fill_in_float32(fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    def wrapper(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if not _is_low(self):
+            return fn(self, *args, **kwargs)
+        tmp = self.detach().float()
+        fn(tmp, *args, **kwargs)
+        with no_grad():
+            self.copy_(tmp)
+        return self
+
+    wrapper.__wrapped_for_bfloat16__ = fn  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _inplace_in_float32(fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    def wrapper(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if not _is_low(self):
+            return fn(self, *args, **kwargs)
+        tmp = self.float()
+        fn(tmp, *[_up(a) for a in args], **{k: _up(v) for k, v in kwargs.items()})
+        self.copy_(tmp)
+        return self
+
+    wrapper.__wrapped_for_bfloat16__ = fn  # type: ignore[attr-defined]
+    return wrapper
+
+
+_UNDO: list[tuple[Any, str, Any]] = []  # (holder, name, original) for uninstall
+
+
+def _wrap_in(holder: Any, names: list[str], make: Callable, replaced: dict) -> None:
+    for name in names:
+        fn = holder.__dict__.get(name)
+        if fn is None or not callable(fn) or hasattr(fn, "__wrapped_for_bfloat16__"):
+            continue
+        if id(fn) not in replaced:
+            replaced[id(fn)] = make(fn)
+        _UNDO.append((holder, name, fn))
+        setattr(holder, name, replaced[id(fn)])
+
+
+def install() -> None:
+    """Wrap the float32-computing ops in ``mytorch``, ``Tensor`` and ``nn.functional`` (once)."""
+    if _installed[0]:
+        return
+    _installed[0] = True
+    replaced: dict[int, Callable] = {}  # one wrapper per function, wherever it is bound
+    _wrap_in(Tensor, COMPUTE_IN_FLOAT32, _float32_compute, replaced)
+    _wrap_in(Tensor, FILL_IN_FLOAT32, _fill_in_float32, replaced)
+    _wrap_in(Tensor, INPLACE_IN_FLOAT32, _inplace_in_float32, replaced)
+    # every mytorch module that bound one of these functions (mytorch.exp, F.gelu, and the
+    # modules nn.GELU & co. call them from) gets the same wrapper
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "mytorch" or name.startswith("mytorch.")):
+            continue
+        _wrap_in(module, COMPUTE_IN_FLOAT32, _float32_compute, replaced)
+        for attr, value in list(vars(module).items()):
+            if callable(value) and id(value) in replaced and value is not replaced[id(value)]:
+                _UNDO.append((module, attr, value))
+                setattr(module, attr, replaced[id(value)])
+
+
+def uninstall() -> None:
+    """Put the original functions back (tests use it to leave no global change behind); the
+    next bfloat16 tensor installs the wrappers again."""
+    while _UNDO:
+        holder, name, fn = _UNDO.pop()
+        setattr(holder, name, fn)
+    _installed[0] = False
+    D._EXTENSION_NP.clear()  # so that the next use of a bfloat16 dtype runs the hooks again

@@ -1,0 +1,7 @@
+"""``torch.amp``: loss scaling (``GradScaler``) and ``autocast`` (enabled: not implemented)."""
+from __future__ import annotations
+
+from .autocast_mode import autocast, is_autocast_available
+from .grad_scaler import GradScaler
+
+__all__ = ["GradScaler", "autocast", "is_autocast_available"]
