@@ -226,7 +226,7 @@ def check_class_paths(project: Project, submissions: Path, out: Path) -> None:
     writable folder outside the book's sources and outside ``submissions``.
     """
     from bookkit.grader.batch import InstructorError
-    from bookkit.grader.submissions import SUFFIXES, students
+    from bookkit.grader.submissions import SUFFIXES, display_name, students
 
     pick = "pick another OUT, e.g. OUT=grades (the default)"
     root = project.root.resolve()
@@ -243,13 +243,13 @@ def check_class_paths(project: Project, submissions: Path, out: Path) -> None:
                               "one folder per student (named by the student's id).")
     people = students(submissions)
     if not people:
-        exercise_files = [p.name for p in submissions.iterdir() if p.suffix in SUFFIXES]
+        exercise_files = [display_name(p.name) for p in submissions.iterdir() if p.suffix in SUFFIXES]
         hint = (f" It holds exercise files ({', '.join(sorted(exercise_files)[:3])}): it looks like one "
                 "student's folder; put it inside a folder, as SUBMISSIONS/<student id>/."
                 if exercise_files else "")
         raise InstructorError(f"SUBMISSIONS={submissions} holds no student folders.{hint} Expected one "
                               "folder per student, named by the student's id, with their exercises/ files.")
-    strays = sorted(p.name for p in submissions.iterdir()
+    strays = sorted(display_name(p.name) for p in submissions.iterdir()  # escapes shown, not run
                     if not p.is_dir() and not p.name.startswith((".", "__")))
     if strays:
         print(f"note: ignoring {len(strays)} file(s) at the top of SUBMISSIONS (not in a student folder): "

@@ -59,7 +59,7 @@ def write_student(folder: Path, student: str, bodies: list[str | None] | None = 
 def rows(out: Path) -> dict[str, list[tuple[str, int, str]]]:
     """gradebook.csv as {student: [(test, points, status), ...]}."""
     table: dict[str, list[tuple[str, int, str]]] = {}
-    with open(out / "gradebook.csv", encoding="utf-8", newline="") as f:
+    with open(out / "gradebook.csv", encoding="utf-8-sig", newline="") as f:
         for row in csv.DictReader(f):
             table.setdefault(row["student"], []).append((row["test"], int(row["points"]), row["status"]))
     return table

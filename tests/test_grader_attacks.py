@@ -149,7 +149,7 @@ def batch(tmp_path_factory: pytest.TempPathFactory):
     finally:
         os.umask(old)
     table: dict[str, list[tuple[str, int, str]]] = {}
-    with open(out / "gradebook.csv", encoding="utf-8", newline="") as f:
+    with open(out / "gradebook.csv", encoding="utf-8-sig", newline="") as f:
         for row in csv.DictReader(f):
             table.setdefault(row["student"], []).append((row["test"], int(row["points"]), row["status"]))
     yield subs, out, table
@@ -213,7 +213,7 @@ def test_an_honest_syntax_error_is_one_students_error(batch) -> None:
 def test_csv_cells_never_start_a_formula(batch) -> None:
     _, out, _ = batch
     for name in ("gradebook.csv", "summary.csv"):
-        with open(out / name, encoding="utf-8", newline="") as f:
+        with open(out / name, encoding="utf-8-sig", newline="") as f:
             for row in csv.reader(f):
                 assert not any(cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in row), row
     gradebook = (out / "gradebook.csv").read_text(encoding="utf-8")

@@ -71,7 +71,7 @@ def test_exact_gradebook_rows(graded: tuple[Path, Path]) -> None:
         "absent": missing,
         "edited": [("ex1_add", 0, "failed"), ("ex2_scale", 3, "passed"), ("ex3_safe_div", 1, "passed")],
     }
-    summary = (out / "summary.csv").read_text(encoding="utf-8").splitlines()
+    summary = (out / "summary.csv").read_text(encoding="utf-8-sig").splitlines()
     assert summary[0] == f"student,total,max,{NAME}"
     assert "correct,6,6,6" in summary and "edited,4,6,4" in summary
     gradebook = (out / "gradebook.csv").read_text(encoding="utf-8")

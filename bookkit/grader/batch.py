@@ -8,9 +8,12 @@ seeds (do the tests draw random inputs? then each student also gets a reference 
 own seeds), and once with the expected values cut out as a student's run has them (a test cell
 whose inputs change without them keeps them, and the instructor is told). A student's file is run
 once with every test (the score) and, when a visible check failed or raised, once more with only
-the visible tests (what the feedback shows). Each unit's result is cached in ``OUT/.cache/`` under
-a hash of everything it depends on, so an interrupted run resumes and a re-run is identical.
-Nothing one student's file does can stop the run: every failure is that student's row.
+the visible tests (what the feedback shows; the hidden parts are left out of that run's cells, so
+they never enter its process). Each unit's result is cached in ``OUT/.cache/`` under a hash of
+everything it depends on, so an interrupted run resumes and a re-run is identical; an entry that
+does not read back as a well-formed result, or whose student's feedback could not be written, is
+graded again. Nothing one student's file does can stop the run: every failure is that student's
+row, and writing one student's feedback or rows is guarded on its own.
 """
 
 from __future__ import annotations
@@ -32,9 +35,12 @@ from bookkit.grader.protocol import (
     same_cell,
     same_results,
 )
+from bookkit.grader.records import printable
 from bookkit.grader.regions import Program, RegionError, build_program
 from bookkit.grader.report import (
+    CSV_BOM,
     ExerciseResult,
+    fallback_feedback,
     feedback_md,
     feedback_names,
     gradebook_csv,
@@ -46,7 +52,7 @@ from bookkit.grader.sandbox import Limits, run_all
 from bookkit.grader.submissions import display_name, pick_file, read_submission, stray_files, students
 from bookkit.notebook import NotebookError, read_notebook
 
-GRADER_VERSION = "2"
+GRADER_VERSION = "3"
 CALIBRATION = ("\0calibration-a", "\0calibration-b")
 
 
@@ -85,6 +91,7 @@ class Grader:
         self.root, self.exercises, self.out, self.limits = root, exercises, out, limits
         self.cache = out / ".cache"
         self.isolation: dict = {}
+        self.cached: dict[tuple[str, str], Path] = {}  # (student, exercise) → its cache entry
 
     def _run(self, cells: list[dict], **kwargs) -> object:
         run = run_all(self.root, cells, limits=self.limits, **kwargs)
@@ -137,16 +144,17 @@ class Grader:
         try:
             return self._grade(student_dir, ex)
         except Exception as exc:  # a grader bug or a file no one foresaw: one row, never the class
-            message = (f"the grader failed on this file ({type(exc).__name__}: {str(exc)[:200]}); "
-                       "not the student's fault: please report it with the file")
-            print(f"warning: {display_name(student_dir.name)}/{ex.name}: {message}\n"
-                  + traceback.format_exc(limit=3), file=sys.stderr)
+            message = (f"the grader failed on this file ({type(exc).__name__}: "
+                       f"{printable(str(exc))[:200]}); not the student's fault: please report it "
+                       "with the file")
+            print(f"warning: {display_name(student_dir.name)}/{ex.name}: {printable(message, True)}\n"
+                  + printable(traceback.format_exc(limit=3)), file=sys.stderr)
             return ExerciseResult(ex.name, "", "error", message,
                                   [TestResult(t.id, t.points, "error", message) for t in ex.program.tests])
 
     def _grade(self, student_dir: Path, ex: Exercise) -> ExerciseResult:
         path = pick_file(student_dir, ex.name)
-        sub = read_submission(path)
+        sub = read_submission(path, student_dir)
         file = str(path.relative_to(student_dir)) if path else ""
         if sub.status == "missing":
             sub = type(sub)("missing", message=f"no {ex.name}.md or {ex.name}.ipynb submitted")
@@ -160,10 +168,11 @@ class Grader:
                                          self.limits.cell_timeout, sub.digest_source.hex()],
                                         ensure_ascii=True).encode()).hexdigest()
         cached = self.cache / f"{key}.json"
+        self.cached[(student, ex.name)] = cached
         if cached.is_file():
             try:
                 return ExerciseResult.from_json(json.loads(cached.read_text(encoding="utf-8")))
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 pass  # a damaged cache entry: grade again
         try:
             cells = ex.program.assemble(list(sub.regions), cut=ex.cut,
@@ -176,11 +185,15 @@ class Grader:
         reference = self.reference_for(ex, student)
         code_seed = student_seed(student, ex.name)
         run = self._run(cells, seed=code_seed, hidden=True)
-        tests = judge(ex.program, reference, run)
+        tests = judge(ex.program, reference, run, cells=cells)
         if any(t.error or any(not line.ok for line in t.visible) for t in tests):
-            # what the feedback shows comes from a run that never held a hidden test
-            view = self._run(cells, seed=code_seed, hidden=False, skip=frozenset(run.stopped))
-            tests = judge(ex.program, reference, run, view=view)
+            # what the feedback shows comes from a run that never held a hidden test: its cells
+            # are built without them; cells that did not finish in the first run are not run again
+            visible = ex.program.assemble(list(sub.regions), cut=ex.cut, seeds=seeds, hidden=False,
+                                          keep=frozenset(ex.reference.unstable))
+            unfinished = frozenset(i for i in range(len(cells)) if i not in run.ends)
+            view = self._run(visible, seed=code_seed, hidden=False, skip=unfinished)
+            tests = judge(ex.program, reference, run, view=view, cells=cells)
         result = ExerciseResult(ex.name, file, "ok", "", tests)
         if not run.unstarted:  # a child that never started is redone by the next run
             write_atomic(cached, json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))
@@ -230,13 +243,27 @@ def grade_class(root: Path, submissions: Path, out: Path, jobs: int = 2,
     lock = threading.Lock()
 
     def finish(person: Path) -> None:
+        """Write one student's feedback; whatever fails costs this student's details, not the class."""
         try:
             strays[person.name] = stray_files(person, names)
         except Exception as exc:  # an unreadable folder: say so in the feedback
             strays[person.name] = [(f"(the folder could not be listed: {exc})", "")]
         results[person.name].sort(key=lambda r: names.index(r.exercise))
-        write_atomic(out / "feedback" / files[person.name],
-                     feedback_md(person.name, results[person.name], strays[person.name]))
+        target = out / "feedback" / files[person.name]
+        try:
+            write_atomic(target, feedback_md(person.name, results[person.name], strays[person.name]))
+        except Exception as exc:  # a grader bug on one student's results
+            print(f"warning: {display_name(person.name)}: the feedback could not be written "
+                  f"({type(exc).__name__}); their cached results are dropped, so the next run grades "
+                  "them again", file=sys.stderr)
+            for ex in exercises:  # a cached result that broke the report is never reused
+                entry = grader.cached.get((person.name, ex.name))
+                if entry is not None:
+                    entry.unlink(missing_ok=True)
+            try:
+                write_atomic(target, fallback_feedback(person.name, results[person.name]))
+            except Exception:
+                pass
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for future in as_completed([pool.submit(grader.calibrate, ex) for ex in exercises]):
@@ -244,7 +271,8 @@ def grade_class(root: Path, submissions: Path, out: Path, jobs: int = 2,
             bar.update(1)
         for ex in exercises:
             for problem in ex.reference.problems:  # type: ignore[union-attr]
-                print(f"warning: {ex.name}: {problem} (fix solutions/{ex.name}.md)", file=sys.stderr)
+                print(f"warning: {ex.name}: {printable(problem, True)} (fix solutions/{ex.name}.md)",
+                      file=sys.stderr)
         units = {pool.submit(grader.grade, p, ex): (p, ex) for p in people for ex in exercises}
         pending = {p.name: len(exercises) for p in people}
         for future in as_completed(units):
@@ -257,8 +285,8 @@ def grade_class(root: Path, submissions: Path, out: Path, jobs: int = 2,
                     finish(person)
             bar.update(1)
     bar.close()
-    write_atomic(out / "gradebook.csv", gradebook_csv(results))
-    write_atomic(out / "summary.csv", summary_csv(results, names))
+    write_atomic(out / "gradebook.csv", CSV_BOM + gradebook_csv(results))
+    write_atomic(out / "summary.csv", CSV_BOM + summary_csv(results, names))
     write_atomic(out / "seeds.json", seeds_json({p.name: {e: student_seed(p.name, e) for e in names}
                                                  for p in people}))
     print(summary_lines(grader.isolation, strays), file=sys.stderr)
@@ -282,9 +310,9 @@ def summary_lines(layers: dict, strays: dict[str, list[tuple[str, str]]]) -> str
     listed = [(student, name, close) for student, found in sorted(strays.items()) for name, close in found]
     if listed:
         lines.append(f"{len(listed)} file(s) not graded (wrong name or place; listed in each feedback):")
-        for student, name, close in listed[:50]:
-            hint = f"  → {close}?" if close else ""
-            lines.append(f"  {display_name(student)}/{name}{hint}")
+        for student, name, close in listed[:50]:  # names arrive escaped; escaped again to be sure
+            hint = f"  → {printable(close, True)}?" if close else ""
+            lines.append(f"  {display_name(student)}/{printable(name, True)}{hint}")
         if len(listed) > 50:
             lines.append(f"  … and {len(listed) - 50} more")
     return "\n".join(lines)

@@ -1,8 +1,11 @@
 """``make check``: students run the visible tests of their own ``exercises/`` files.
 
 Same sandbox, same recorders and the same comparison as ``make grade``, so a visible test gets the
-same verdict in both; only the hidden tests are left out and there is no reference run (each check
-is judged against the expected value computed in the student's own run).
+same verdict in both; only the hidden tests are left out (they are not even sent to the child) and
+there is no reference run (each check is judged against the expected value computed in the
+student's own run). A syntax error is shown as in the feedback of ``make grade``: the error, the
+cell and line of the student's notebook, the line with a caret. What the child reports is printed
+with control characters escaped.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bookkit.grader.protocol import Reference, TestResult, checks_of, judge
+from bookkit.grader.records import printable
 from bookkit.grader.regions import RegionError, build_program
 from bookkit.grader.report import _LABELS
 from bookkit.grader.sandbox import Limits, run_all
@@ -25,14 +29,14 @@ def check_file(root: Path, path: Path, limits: Limits) -> tuple[list[TestResult]
     if sub.status != "ok":
         return [TestResult(t.id, t.points, sub.status, sub.message) for t in program.tests], sub.message
     try:
-        cells = program.assemble(list(sub.regions))
+        cells = program.assemble(list(sub.regions), hidden=False)
     except RegionError as exc:
         message = f"{exc}: keep the '### BEGIN SOLUTION' / '### END SOLUTION' lines"
         return [TestResult(t.id, t.points, "invalid", message) for t in program.tests], message
     run = run_all(root, cells, seed=0, hidden=False, limits=limits)
     own = Reference(run.ends, unstable={(cell, check[1]) for cell, end in run.ends.items()
                                         for check in checks_of(end)})
-    return judge(program, own, run, hidden=False), ""
+    return judge(program, own, run, hidden=False, cells=cells), ""
 
 
 def table(rows: list[tuple[str, TestResult]], file_problems: dict[str, str] | None = None) -> str:
@@ -54,7 +58,7 @@ def table(rows: list[tuple[str, TestResult]], file_problems: dict[str, str] | No
             verdict += "：见上 / see above"
         details = visible_lines(t) if t.status != "passed" and name not in file_problems else []
         if t.status != "passed" and t.message and not details and name not in file_problems:
-            verdict += f": {t.message[:120]}"
+            verdict += f": {printable(t.message, one_line=True)[:120]}"
         text.append(line((name, t.id, f"{t.points}/{t.max_points}", verdict)))
         text += ["    " + x for x in details]
     text.append(f"总分 / total: {sum(t.points for _, t in rows)}/{sum(t.max_points for _, t in rows)}")
@@ -70,5 +74,6 @@ def visible_lines(t: TestResult) -> list[str]:
             out += [f"✗ {line.what_zh} / {line.what_en}: {line.why}",
                     f"    期望 / expected: {line.expected}", f"    得到 / got:      {line.got}"]
     if t.error and not t.error.startswith("NotImplementedError"):
-        out.append(f"✗ {t.error}")
-    return out
+        first, *rest = t.error.splitlines() or [""]
+        out += [f"✗ {first}", *rest[:20]]
+    return [printable(line) for line in out]

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import base64
 import re
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from bookkit import verdict
+from bookkit.grader.records import clean
 from bookkit.grader.regions import Program
 from bookkit.grader.sandbox import ChildResult
 
@@ -62,8 +64,25 @@ class TestResult:
 
     @classmethod
     def from_json(cls, data: dict) -> TestResult:
-        return cls(data["id"], data["max_points"], data["status"], data["message"],
-                   [CheckLine(**c) for c in data["visible"]], data["hidden"], data["error"])
+        """A result read back (from the cache): every field checked, every text cleaned, so a
+        damaged or hand-edited entry raises (and is graded again) instead of reaching a report."""
+        texts = (data["id"], data["status"], data["message"], data["hidden"], data["error"])
+        lines = data["visible"]
+        if not (all(isinstance(t, str) for t in texts) and type(data["max_points"]) is int
+                and data["status"] in STATUSES and data["hidden"] in ("", "passed", "failed")
+                and isinstance(lines, list) and all(isinstance(c, dict) for c in lines)):
+            raise ValueError("malformed test result")
+        visible = []
+        for c in lines:
+            line = CheckLine(**c)
+            if not (all(isinstance(getattr(line, k), str) for k in ("what_zh", "what_en", "expected",
+                                                                     "got", "why"))
+                    and type(line.ok) is bool):
+                raise ValueError("malformed check line")
+            visible.append(CheckLine(clean(line.what_zh), clean(line.what_en), line.ok,
+                                     clean(line.expected), clean(line.got), clean(line.why)))
+        return cls(clean(data["id"]), data["max_points"], data["status"], clean(data["message"]),
+                   visible, data["hidden"], clean(data["error"]))
 
 
 # ---------------------------------------------------------------- values
@@ -250,20 +269,22 @@ def same_cell(a: ChildResult, b: ChildResult, cell: int, ignore: set[tuple[int, 
 
 
 def judge(program: Program, ref: Reference, run: ChildResult, hidden: bool = True,
-          view: ChildResult | None = None) -> list[TestResult]:
+          view: ChildResult | None = None, cells: list[dict] | None = None) -> list[TestResult]:
     """The TestResult of every test cell of a student's run; never raises.
 
     ``run`` decides every status. ``view``, a run of the same code with only the visible parts of
     the tests (a process that never held a hidden test), supplies what the feedback shows of the
     visible checks (expected vs got, error messages): so nothing of a hidden test can reach a
-    student's feedback through values their code returns.
+    student's feedback through values their code returns. ``cells``: the job cells that ran (the
+    student's code in place), so that a syntax error is shown as such, found by compiling the
+    cell here rather than from what the child says.
     """
     results = []
     for test in program.tests:
         try:
-            result = _judge_test(program, ref, run, test, hidden)
+            result = _judge_test(program, ref, run, test, hidden, cells)
             if view is not None:
-                shown = _judge_test(program, ref, view, test, False)
+                shown = _judge_test(program, ref, view, test, False, cells)
                 result.visible, result.error = shown.visible, shown.error
         except Exception as exc:  # a grader bug must cost one test, never the class
             result = TestResult(test.id, test.points, "error",
@@ -286,7 +307,8 @@ def _integration_needs_own_work(results: list[TestResult]) -> None:
                          f"pieces that are your own work, and {', '.join(others)} are not")
 
 
-def _judge_test(program: Program, ref: Reference, run: ChildResult, test, hidden: bool) -> TestResult:
+def _judge_test(program: Program, ref: Reference, run: ChildResult, test, hidden: bool,
+                cells: list[dict] | None = None) -> TestResult:
     result = TestResult(test.id, test.points, "passed")
     if run.malformed:
         result.status = "error"
@@ -302,15 +324,61 @@ def _judge_test(program: Program, ref: Reference, run: ChildResult, test, hidden
                           else run.detail if run.unstarted else "the process died during the test")
         return result
     _judge_cell(result, checks_of(ref.ends.get(test.cell)), checks_of(end), end, ref, test.cell, hidden)
-    code_errors = sorted(i for i, e in run.ends.items() if 0 <= i < len(program.cells)
+    code_errors = sorted(i for i, e in run.ends.items() if 0 <= i < min(len(program.cells), test.cell)
                          and program.cells[i]["kind"] == "code" and e.get("error"))
     if result.status == "error" and earlier:
         what = "never finished" if stopped[earlier[-1]] == "timeout" else "crashed the process"
-        result.message += f" (your code in cell {earlier[-1] + 1} {what})"
+        result.message += f" (your code in cell {program.cell_number(earlier[-1])} {what})"
     elif result.status == "error" and code_errors:
-        name, message = (list(run.ends[code_errors[0]]["error"]) + ["", ""])[:2]
-        result.message += f" (your code in cell {code_errors[0] + 1} raised {name}: {str(message)[:120]})"
+        index = code_errors[0]
+        name, message = (list(run.ends[index]["error"]) + ["", ""])[:2]
+        syntax = syntax_error(cells[index].get("source", "") if cells and index < len(cells) else None,
+                              program.cell_number(index), str(name), str(message))
+        if syntax:  # what follows (a NameError of the function never defined) is only its echo
+            result.message, result.error = syntax
+        else:
+            result.message += (f" (your code in cell {program.cell_number(index)} raised {name}: "
+                               f"{str(message)[:120]})")
     return result
+
+
+SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError")
+
+
+def syntax_error(source: str | None, number: int, name: str, message: str) -> tuple[str, str] | None:
+    """(one line, the line with a caret) for a code cell whose error is a syntax error, or None.
+
+    The cell is compiled here, in the parent (compiling runs nothing), so line, column and text
+    come from the student's code, not from the child; the cell is named by the number the student
+    sees (``Program.cell_number``), and its line numbers are those of the student's cell.
+    """
+    if name not in SYNTAX_ERRORS:
+        return None
+    exc: SyntaxError | None = None
+    if source is not None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compile(source, f"<cell {number}>", "exec", dont_inherit=True)
+        except SyntaxError as found:
+            exc = found
+        except (ValueError, RecursionError, MemoryError, OverflowError):
+            pass
+    if exc is None:  # only the child's text: name its cell the student's way
+        text = re.sub(r"\(<cell-\d+>, line (\d+)\)", lambda m: f"(cell {number}, line {m[1]})", message)
+        return f"{name}: {clean(text)[:200]}", f"{name}: {clean(text)[:300]}"
+    kind = type(exc).__name__
+    line = f"{kind}: {clean(str(exc.msg))[:200]} (cell {number}, line {exc.lineno})"
+    block = [line]
+    text = (exc.text or "").rstrip("\n")
+    if text.strip():
+        shown = text.lstrip()
+        column = max((exc.offset or 1) - 1 - (len(text) - len(shown)), 0)
+        width = 1
+        if exc.end_lineno == exc.lineno and exc.end_offset and exc.end_offset > (exc.offset or 0):
+            width = exc.end_offset - (exc.offset or 0)
+        block += ["    " + clean(shown)[:300], "    " + " " * min(column, 300) + "^" * min(width, 80)]
+    return line, "\n".join(block)
 
 
 def _judge_cell(result: TestResult, ref_checks: list[list], checks: list[list], end: dict,

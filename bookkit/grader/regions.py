@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+import threading
 from dataclasses import dataclass, field
 
 from nbformat import NotebookNode
@@ -36,24 +37,34 @@ class Program:
 
     ``cells`` are job cells for the runner: ``{"kind": "code", "source": str}`` or
     ``{"kind": "test", "parts": [["visible" | "hidden", str], ...]}``; a code cell's source holds
-    one ``{REGION_k}`` slot per solution region (k counts over the whole notebook).
+    one ``{REGION_k}`` slot per solution region (k counts over the whole notebook). ``where``: the
+    number (1-based) of each job cell in the notebook as the student sees it (``make exercises``
+    keeps every cell, so the student's copy has the instructor's numbering); a code cell's line
+    numbers are the student's too, as their regions are spliced in line for line.
     """
 
     cells: tuple[dict, ...]
     slots: tuple[tuple[int, int, str], ...]  # (cell index, line index, indent) of each region
     tests: tuple[Test, ...]
     reference: tuple[str, ...]  # the reference solution of each region
+    where: tuple[int, ...] = ()  # notebook cell number of each job cell
     _rewritten: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def cell_number(self, index: int) -> int:
+        """The number the student sees for job cell ``index`` (its notebook cell, 1-based)."""
+        return self.where[index] if 0 <= index < len(self.where) else index + 1
 
     def assemble(self, regions: list[str] | None, *, cut: frozenset[int] = frozenset(),
                  keep: frozenset[tuple[int, int]] = frozenset(),
-                 seeds: dict[int, int] | None = None) -> list[dict]:
+                 seeds: dict[int, int] | None = None, hidden: bool = True) -> list[dict]:
         """Job cells with ``regions`` (or the reference solutions) in place; fresh copies.
 
         Test cells are rewritten (``rewrite_tests``): every ``check_*`` call is numbered (its
         *site*); in the test cells listed in ``cut`` its expected argument is cut out, except at
         the sites in ``keep`` ((cell, site) of checks whose expected value depends on the run).
-        ``seeds``: the seed of each test cell (default 0).
+        ``seeds``: the seed of each test cell (default 0). ``hidden=False``: the hidden parts of
+        the tests are left out altogether (they never reach a process that runs them without
+        judging them: the visible-only run whose values the feedback shows).
         """
         texts = self.reference if regions is None else regions
         if len(texts) != len(self.slots):
@@ -70,7 +81,8 @@ class Program:
             if c["kind"] == "code":
                 out.append({"kind": "code", "source": "\n".join(c["lines"])})
             else:
-                out.append({"kind": "test", "parts": [list(p) for p in tests[index]],
+                out.append({"kind": "test", "parts": [list(p) for p in tests[index]
+                                                      if hidden or p[0] != "hidden"],
                             "seed": int((seeds or {}).get(index, 0))})
         return out
 
@@ -100,8 +112,26 @@ def _expected_nodes(call: ast.Call) -> list[ast.AST] | None:
     return found if found else None
 
 
+_AST_LOCK = threading.Lock()
+
+
+def parse_python(source: str) -> ast.Module:
+    """``ast.parse``, never two at once in this process, retried once on ``SystemError``.
+
+    CPython 3.11 (gh-106905) keeps the recursion depth of its AST conversion in state shared by
+    all threads: two threads parsing at once (the grader's calibration and grading threads) can
+    fail with "AST constructor recursion depth mismatch". Parsing under one lock rules that out in
+    the grader; the retry covers another thread of the process that parses without it.
+    """
+    with _AST_LOCK:
+        try:
+            return ast.parse(source)
+        except SystemError:
+            return ast.parse(source)
+
+
 def _parse_parts(cell: dict) -> list[tuple[str, ast.Module]]:
-    return [(part, ast.parse(source)) for part, source in cell["parts"]]
+    return [(part, parse_python(source)) for part, source in cell["parts"]]
 
 
 def _sites(trees: list[tuple[str, ast.Module]]) -> dict[int, int]:
@@ -223,8 +253,8 @@ class _Rewriter(ast.NodeTransformer):
 
 def _reindent(body: str, indent: str) -> str:
     """Student text re-indented like the instructor's region; IPython magics disabled."""
-    lines = []
-    for line in textwrap.dedent(body.expandtabs(4)).splitlines():
+    lines = []  # one line per line of the student's (line numbers of errors are theirs)
+    for line in textwrap.dedent(body.expandtabs(4)).split("\n"):
         if line.lstrip().startswith(("%", "!")):  # IPython magic / shell escape: not Python
             line = line[: len(line) - len(line.lstrip())] + "pass  # IPython magic removed by the grader"
         lines.append(indent + line if line.strip() else "")
@@ -287,10 +317,11 @@ def _test_parts(source: str) -> list[list[str]]:
 def build_program(nb: NotebookNode) -> Program:
     """The Program of an instructor's solutions notebook (compare-torch cells are left out)."""
     cells: list[dict] = []
-    slots, tests, reference = [], [], []
-    for cell in nb.cells:
+    slots, tests, reference, where = [], [], [], []
+    for number, cell in enumerate(nb.cells, 1):
         if cell.cell_type != "code" or "compare-torch" in cell_tags(cell):
             continue
+        where.append(number)
         spec = cell.get("metadata", {}).get("grade")
         lines = cell.source.splitlines()
         regions = find_regions(lines)
@@ -313,4 +344,4 @@ def build_program(nb: NotebookNode) -> Program:
             cursor = end + 1
         kept += lines[cursor:]
         cells.append({"kind": "code", "lines": kept})
-    return Program(tuple(cells), tuple(slots), tuple(tests), tuple(reference))
+    return Program(tuple(cells), tuple(slots), tuple(tests), tuple(reference), tuple(where))

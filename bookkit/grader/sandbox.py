@@ -30,6 +30,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bookkit.grader.records import RecordClock, clean, parse_record
+
 RUNNER = Path(__file__).with_name("runner.py")
 MEMORY_LIMIT = 2 << 30  # bytes of address space
 MAX_RECORDS_BYTES = 64 << 20
@@ -57,6 +59,7 @@ class ChildResult:
     unstarted: bool = False  # no child could be started: the grader's trouble, not a verdict
     malformed: str = ""  # the child sent a record that breaks the protocol (the student's error)
     isolation: dict = field(default_factory=dict)  # which OS layers were in force (from the zygote)
+    elapsed: float = 0.0  # seconds from the fork to the end (counted against run_all's cap)
 
 
 def _trusted_paths(root: Path) -> tuple[list[str], list[str], list[str]]:
@@ -200,8 +203,13 @@ atexit.register(shutdown)
 
 
 def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: Limits,
-            skip: frozenset[int] = frozenset(), new_zygote: bool = False, audit: bool = True) -> ChildResult:
+            skip: frozenset[int] = frozenset(), new_zygote: bool = False, audit: bool = True,
+            budget: float | None = None) -> ChildResult:
     """Run ``cells`` (without ``skip``) in a sandboxed child; return its records.
+
+    Deadlines (``records.RecordClock``): each cell ``limits.cell_timeout`` from its own ``begin``,
+    the child at most start-up + runnable cells × timeout, or ``budget`` seconds if that is less.
+    A record out of order (a repeated ``begin``, say) is malformed and ends the child at once.
 
     Test cells carry their own ``seed`` (the random inputs of one test never depend on another);
     ``seed`` seeds the code cells.
@@ -240,6 +248,9 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
             os.close(write_fd)
             os.close(err_w)
         result.isolation = dict(zygote.layers or {})
+        forked = time.monotonic()
+        clock = RecordClock(len(cells), frozenset(skip), limits.cell_timeout, forked,
+                            None if budget is None else forked + budget)
         stderr_tail = bytearray()
         records: list[dict] = []
         state: dict = {"garbled": False, "code": None, "malformed": ""}
@@ -263,9 +274,14 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
                         record = _parse(bytes(line), prefix, len(cells))
                         line.clear()
                         start = end + 1
-                        if isinstance(record, str):  # a line with the nonce that breaks the protocol
+                        if isinstance(record, dict):
+                            record = clock.accept(record, time.monotonic()) or record
+                        if isinstance(record, str):  # breaks the protocol: nothing more is read
                             state["malformed"] = state["malformed"] or record
-                        elif record is not None:
+                            _kill(pid)
+                            got_record.set()
+                            return
+                        if record is not None:
                             records.append(record)
                             got_record.set()
                     line += chunk[start:]
@@ -289,15 +305,10 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
         waiter = threading.Thread(target=wait_exit, daemon=True)
         for thread in (*readers, waiter):
             thread.start()
-        deadline = time.monotonic() + limits.cell_timeout + 30  # start-up + first cell
-        seen = 0
-        while not exited.is_set():
+        while not exited.is_set() and not state["malformed"]:
             got_record.wait(timeout=0.05)
             got_record.clear()
-            if len(records) > seen:
-                seen = len(records)
-                deadline = time.monotonic() + limits.cell_timeout
-            if time.monotonic() > deadline:
+            if time.monotonic() > clock.expires():
                 result.outcome = "timeout"
                 break
         _kill(pid)
@@ -325,53 +336,12 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
         result.outcome = "crashed"
     code = state["code"]
     why = f"killed by signal {-code}" if code and code < 0 else f"exit code {code}"
-    result.detail = f"{why}; stderr: {bytes(stderr_tail).decode('utf-8', 'replace')[-800:]}"
+    result.detail = f"{why}; stderr: {clean(bytes(stderr_tail).decode('utf-8', 'replace')[-800:])}"
+    result.elapsed = time.monotonic() - forked
     return result
 
 
-_CHECK_KINDS = ("equal", "close", "shape", "raises", "true")
-
-
-def _parse(line: bytes, prefix: bytes, cells: int) -> dict | str | None:
-    """A record from one line; None for lines without the nonce (stdout noise is never read, but a
-    student may write to any descriptor); a reason (str) for a line with the nonce that is not a
-    well-formed record: only a child whose seal was broken can send one."""
-    if not line.startswith(prefix):
-        return None
-    try:
-        record = json.loads(line[len(prefix):].decode("utf-8"))
-    except (ValueError, TypeError, MemoryError, RecursionError, UnicodeDecodeError):
-        return "a record that is not JSON"
-    if not isinstance(record, dict):
-        return "a record that is not an object"
-    ev = record.get("ev")
-    if ev == "done" and len(record) == 1:
-        return record
-    cell = record.get("cell")
-    if type(cell) is not int or not 0 <= cell < cells:
-        return "a record for a cell that does not exist"
-    if ev == "begin" and len(record) == 2:
-        return record
-    if ev != "end" or set(record) != {"ev", "cell", "checks", "error", "part", "tamper", "violation"}:
-        return "a record of an unknown form"
-    error = record["error"]
-    if error is not None and not (isinstance(error, list) and len(error) == 2
-                                  and all(isinstance(e, str) for e in error)):
-        return "a malformed error"
-    notes = (record["part"], record["tamper"], record["violation"])
-    if not all(v is None or isinstance(v, str) for v in notes):
-        return "a malformed end record"
-    checks = record["checks"]
-    if not isinstance(checks, list) or not all(_check_ok(c) for c in checks):
-        return "a malformed check"
-    return record
-
-
-def _check_ok(check: object) -> bool:
-    """``[kind, site, part, what_zh, what_en, got, expected, options]`` (values are decoded later)."""
-    return (isinstance(check, list) and len(check) == 8 and check[0] in _CHECK_KINDS
-            and type(check[1]) is int and check[2] in ("visible", "hidden")
-            and isinstance(check[3], str) and isinstance(check[4], str) and isinstance(check[7], list))
+_parse = parse_record  # (the records a child may send: records.py)
 
 
 def _kill(pid: int) -> None:
@@ -392,10 +362,13 @@ def run_all(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
     """
     merged = ChildResult()
     tests = {i for i, c in enumerate(cells) if c["kind"] == "test"}
+    # the hard cap of the whole run, restarts included: no student holds the class longer
+    budget = RecordClock(len(cells), frozenset(skip), limits.cell_timeout, 0.0).cap
     while True:
         skipped = frozenset(skip) | frozenset(merged.stopped) | (tests & set(merged.ends))
         result = run_job(root, cells, seed=seed, hidden=hidden, limits=limits, skip=skipped,
-                         new_zygote=new_zygote)
+                         new_zygote=new_zygote, budget=budget)
+        budget -= result.elapsed
         merged.ends.update(result.ends)
         merged.detail = result.detail
         merged.unstarted |= result.unstarted
@@ -409,3 +382,7 @@ def run_all(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
             merged.outcome = result.outcome  # died outside any cell: nothing more to learn
             return merged
         merged.stopped[result.running] = result.outcome
+        if budget <= 0:  # the cap ran out: the cells not reached are timed out too
+            merged.outcome = "timeout"
+            merged.detail = f"the run reached its time limit; {merged.detail}"
+            return merged

@@ -5,6 +5,11 @@ Reading never executes anything and never fails: a file is either absent (``miss
 or malformed (``invalid``, with a message saying why), or yields the student's region texts. Folder
 walks are iterative and bounded (a 1,000-level tree or a million files costs a student nothing more
 than a note), and names that are not UTF-8 are shown escaped.
+
+No link is followed, at any level: a file is opened one path component at a time below the
+student's folder, each with ``O_NOFOLLOW`` (a symlinked ``exercises/`` pointing at the solutions
+or at a classmate's folder earns nothing), and a file with another hard link (``st_nlink > 1``,
+the same file as one elsewhere) is refused.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from bookkit.grader.records import printable
 from bookkit.grader.regions import RegionError, regions_of_cells, regions_of_text
 
 MAX_FILE_BYTES = 5 << 20
@@ -37,8 +43,9 @@ class Submission:
 
 
 def display_name(name: str) -> str:
-    """A file or folder name as text: bytes that are not UTF-8 shown as ``\\xNN``."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    """A file or folder name as one line of harmless text: bytes that are not UTF-8 shown as
+    ``\\xNN``, control characters (terminal escapes, newlines) as escapes too."""
+    return printable(name, one_line=True)
 
 
 def students(folder: Path) -> list[Path]:
@@ -62,13 +69,30 @@ def _lexists(path: Path) -> bool:
         return False
 
 
+def _linked_folder(student: Path, path: Path) -> str:
+    """The first folder between ``student`` and ``path`` that is a link (or no folder), or ''."""
+    current = student
+    for name in path.relative_to(student).parts[:-1]:
+        current = current / name
+        try:
+            mode = current.lstat().st_mode
+        except OSError:
+            return name
+        if not stat.S_ISDIR(mode):
+            return name
+    return ""
+
+
 def pick_file(student: Path, stem: str) -> Path | None:
     """``<stem>.md`` or ``<stem>.ipynb``, at the top or in ``exercises/``; with several, the newest
-    (a ``.md`` on a tie, the top folder's before ``exercises/``'s)."""
+    (a ``.md`` on a tie, the top folder's before ``exercises/``'s). A file reached through a linked
+    folder is found (so that reading it can say why it is refused) but never preferred."""
     found = [student / place / (stem + s) for place in PLACES for s in SUFFIXES
              if _lexists(student / place / (stem + s))]
     if len(found) > 1:
         def when(path: Path) -> float:
+            if _linked_folder(student, path):
+                return float("-inf")
             try:
                 return path.lstat().st_mtime
             except OSError:
@@ -128,20 +152,66 @@ def stray_files(student: Path, stems: list[str]) -> list[tuple[str, str]]:
     return strays
 
 
-def read_submission(path: Path | None) -> Submission:
-    """The regions of one submitted file, or ``missing`` / ``invalid`` with the reason."""
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+
+
+class _Refused(Exception):
+    """A path component that may not be followed; the message says which and why."""
+
+
+def _open_below(path: Path, within: Path) -> int:
+    """Open ``path`` for reading one component at a time from ``within``, following no link at
+    any level (``O_NOFOLLOW`` alone guards only the last component)."""
+    try:
+        parts = path.relative_to(within).parts
+    except ValueError:
+        raise _Refused(f"is outside the student's folder {within.name}") from None
+    if not parts or any(p in ("", ".", "..") for p in parts):
+        raise _Refused("is not a file in the student's folder")
+    fd = os.open(within, _DIR_FLAGS)
+    try:
+        for name in parts[:-1]:
+            mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+            if stat.S_ISLNK(mode):
+                raise _Refused(f"is inside {name}/, which is a symbolic link; links are not "
+                               "followed: submit the files themselves")
+            if not stat.S_ISDIR(mode):
+                raise _Refused(f"is inside {name}, which is not a folder")
+            inner = os.open(name, _DIR_FLAGS, dir_fd=fd)  # fails if it became a link meanwhile
+            os.close(fd)
+            fd = inner
+        return os.open(parts[-1], _FILE_FLAGS, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def read_submission(path: Path | None, within: Path | None = None) -> Submission:
+    """The regions of one submitted file, or ``missing`` / ``invalid`` with the reason.
+
+    ``within``: the student's folder (``make grade``): ``path`` is opened below it without
+    following any link, and a file with other hard links is refused. Without it (``make check``,
+    a student's own file) only the last component must not be a link.
+    """
     if path is None:
         return Submission("missing", message="no file submitted")
     try:  # no link followed, no FIFO waited for: the checks hold for what is actually read
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(path, _FILE_FLAGS) if within is None else _open_below(path, within)
+    except _Refused as exc:
+        return Submission("invalid", path, message=str(exc))
     except OSError as exc:
         if exc.errno == 40:  # ELOOP: the name is a symbolic link
-            return Submission("invalid", path, message="is a symbolic link, not a file")
+            return Submission("invalid", path, message="is a symbolic link, not a file; links are not "
+                                                       "followed: submit the file itself")
         return Submission("invalid", path, message=f"cannot be read ({exc.strerror})")
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return Submission("invalid", path, message="is not a regular file")
+        if within is not None and info.st_nlink > 1:
+            return Submission("invalid", path, message=(
+                f"is a hard link (the same file as {info.st_nlink - 1} other name(s) on this disk, "
+                "such as another student's or the instructor's copy); submit a copy of your own file"))
         if info.st_size > MAX_FILE_BYTES:
             return Submission("invalid", path, message=f"is larger than {MAX_FILE_BYTES >> 20} MB")
         with os.fdopen(os.dup(fd), "rb") as handle:
