@@ -108,10 +108,12 @@ def _seccomp_filter():
 _FILTER, _FILTER_WHY = _seccomp_filter()
 
 
-def _drop_capabilities() -> None:
+def _drop_capabilities(user: list[int] | None = None) -> None:
+    """Empty the bounding set, switch to ``user`` (which clears every capability), empty the rest."""
     for cap in range(64):
         if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
             break
+    _become(user)
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
     data = (ctypes.c_uint32 * 6)()
     _check(_libc.syscall(SYS_CAPSET[_machine], header, data), "capset")
@@ -132,15 +134,16 @@ def _namespaces(uid: int, gid: int) -> None:
     _write("/proc/self/gid_map", f"0 {gid} 1")
 
 
-def _new_root(base: str, binds: list[str], hide: list[str]) -> None:
-    """Build the child's file view in ``base`` (an empty folder) and make it the root."""
+def _new_root(base: str, binds: list[str], hide: list[str], owner: list[int] | None = None) -> None:
+    """Build the child's file view in ``base`` (an empty folder) and make it the root; ``owner``
+    (uid, gid) gets the private /tmp."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=755")
     # the private /tmp first: a bound tree that lives under /tmp (a checkout or venv there) then
     # lands inside it instead of being hidden by it, or making /tmp exist before its mount
     os.makedirs(base + "/tmp")
     _mount("tmpfs", base + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-           f"size={TMP_SIZE},nr_inodes=1024,mode=700")
+           f"size={TMP_SIZE},nr_inodes=1024,mode=700" + (f",uid={owner[0]},gid={owner[1]}" if owner else ""))
     for path in binds:
         if not os.path.exists(path):
             continue
@@ -164,24 +167,45 @@ def _new_root(base: str, binds: list[str], hide: list[str]) -> None:
     os.chdir("/tmp")
 
 
+def _become(user: list[int] | None) -> None:
+    """Run as ``user`` (uid, gid) from now on, when started as root: a user that owns nothing of
+    the instructor's (no file to write, no process to signal) and has a process count of its own."""
+    if not user or os.getuid() != 0:
+        return
+    uid, gid = user
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
+        raise JailError(errno.EPERM, f"could not switch to the unprivileged user {uid}")
+
+
 def enter(spec: dict, limit=None) -> None:
     """Isolate this (forked, single-threaded) process as ``spec`` says; return in the isolated one.
 
     ``spec``: ``namespaces`` (bool), ``base`` (an empty folder for the new root), ``binds`` and
-    ``hide`` (absolute paths), ``seccomp`` (bool). ``limit()`` sets the rlimits, after the last
+    ``hide`` (absolute paths), ``seccomp`` (bool), ``user``. ``limit()`` sets the rlimits, after the last
     fork and before seccomp (which refuses to change limits). With namespaces, the caller becomes
-    a waiting middle process and only the new PID 1 returns from here.
+    a waiting middle process and only the new PID 1 returns from here. ``user``: (uid, gid) to
+    switch to first when running as root (every layer then runs as that unprivileged user).
     """
+    user = spec.get("user") if os.getuid() == 0 else None
     if spec.get("namespaces"):
-        _namespaces(os.getuid(), os.getgid())
+        if user:  # root builds the view itself, then becomes the unprivileged user for good
+            _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
+                   "unshare")
+        else:  # an ordinary user: a user namespace of its own gives it the right to build one
+            _namespaces(os.getuid(), os.getgid())
         pid = os.fork()
         if pid:  # the middle process: wait, then report the worker's end as its own
             _, status = os.waitpid(pid, 0)
             code = os.waitstatus_to_exitcode(status)
             os._exit(code if code >= 0 else 128 - code)
         _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
-        _new_root(spec["base"], spec["binds"], spec["hide"])
-        _drop_capabilities()
+        _new_root(spec["base"], spec["binds"], spec["hide"], user)
+        _drop_capabilities(user)
+    else:
+        _become(user)
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     if limit is not None:
         limit()
