@@ -84,10 +84,13 @@ def bind(namespace):
 def impl(name, fast=False):
     """What a stubbed piece runs: the given reference, or the student's own function."""
     given = _GIVEN.get(name)
-    if given is not None:
-        return given[1] if fast and given[1] is not None else given[0]
-    fn = _NAMESPACE[0].get(name) if _NAMESPACE else None
     piece = REGISTRY.get(name)
+    if given is not None:
+        if not fast or given[1] is not None:
+            return given[1] if fast else given[0]
+        fn = given[0]  # the library's default: the reference, made to behave as the fused op
+    else:
+        fn = _NAMESPACE[0].get(name) if _NAMESPACE else None
     if fn is None or piece is None or fn is piece.reference or fn is piece.fast:
         raise NotImplementedError(STUB_MESSAGE)
     if fast and piece.wrap is not None:
@@ -172,8 +175,8 @@ def references(pieces: list[str], exclude: frozenset[str]) -> dict:
         entry = {"ref": _without_piece_decorator(p.reference), "fast": None,
                  "names": [inspect.unwrap(p.reference).__name__,
                            inspect.unwrap(p.fast).__name__ if p.fast is not None else ""]}
-        if p.fast is not None:
-            entry["fast"] = _without_piece_decorator(p.fast)
+        # no fused kernel: its array helpers are removed from the tree with it (the student of
+        # that piece could call them); the readable reference needs only the public API
         out[name] = entry
     return out
 
@@ -268,6 +271,40 @@ def stub_cache() -> Path:
     return base
 
 
+def _stub_orphans(package: Path, files: set[Path], removed: set[str]) -> None:
+    """Stub the private helpers of ``files`` that only the removed bodies used (a fused kernel's
+    array code, say): a function the removed code named whose name occurs nowhere else now."""
+    texts = {p: p.read_text(encoding="utf-8") for p in package.rglob("*.py")}
+    for _ in range(5):
+        counts: dict[str, int] = {}
+        for text in texts.values():
+            for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text):
+                counts[word] = counts.get(word, 0) + 1
+        changed = False
+        for path in files:
+            text = texts[path]
+            tree = ast.parse(text)
+            lines = text.split("\n")
+            spans = []
+            for node in tree.body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                        node.name.startswith("_") and node.name in removed and counts.get(node.name, 0) <= 1:
+                    begin, end, col = _body_span(node)
+                    body = "\n".join(lines[begin:end]).strip()
+                    if body.startswith("raise NotImplementedError"):
+                        continue
+                    spans.append((begin, end, [" " * col + 'raise NotImplementedError("removed while grading")']))
+            for begin, end, new in sorted(spans, reverse=True):
+                removed.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", "\n".join(lines[begin:end])))
+                lines[begin:end] = new
+            if spans:
+                texts[path] = "\n".join(lines)
+                path.write_text(texts[path], encoding="utf-8")
+                changed = True
+        if not changed:
+            return
+
+
 _BUILT: dict[tuple[str, tuple[str, ...]], Path] = {}
 
 
@@ -297,6 +334,7 @@ def build(root: Path, pieces: list[str], cache: Path | None = None) -> Path:
                 edits.setdefault(inspect.getsourcefile(obj), []).append((obj, name, fast))
         work = Path(tempfile.mkdtemp(prefix="build-", dir=cache))
         try:
+            removed: set[str] = set()
             shutil.copytree(source, work / "mytorch", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
             for file, items in edits.items():
                 rel = Path(file).resolve().relative_to(source.resolve())
@@ -306,9 +344,12 @@ def build(root: Path, pieces: list[str], cache: Path | None = None) -> Path:
                 lines = text.split("\n")
                 spans = [e for obj, name, fast in items for e in _edits_for(tree, obj, name, fast)]
                 for begin, end, new in sorted(spans, reverse=True):
+                    removed.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", "\n".join(lines[begin:end])))
                     lines[begin:end] = new
                 path.write_text("\n".join(lines), encoding="utf-8")
                 compile("\n".join(lines), str(path), "exec")  # a broken stub fails here, not in a child
+            _stub_orphans(work / "mytorch", {work / "mytorch" / Path(f).resolve().relative_to(source.resolve())
+                                             for f in edits}, removed)
             (work / "mytorch" / f"{STUB_MODULE}.py").write_text(_STUB_SOURCE, encoding="utf-8")
             os.symlink(root / "bookkit", work / "bookkit")
             for dirpath, dirnames, filenames in os.walk(work):
@@ -323,8 +364,22 @@ def build(root: Path, pieces: list[str], cache: Path | None = None) -> Path:
         finally:
             if work.exists():
                 shutil.rmtree(work, ignore_errors=True)
+    _prune(cache, keep=target)
     _BUILT[key] = target
     return target
+
+
+def _prune(cache: Path, keep: Path, count: int = 40) -> None:
+    """Keep the ``count`` most recently used trees of the cache (each library version and
+    exercise file makes one); unused older ones go."""
+    try:
+        os.utime(keep)
+        trees = sorted((p for p in cache.iterdir() if p.is_dir() and not p.name.startswith("build-")),
+                       key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return
+    for old in trees[count:]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def student_legs(root: Path, exercise: str, source: str, program) -> list:
