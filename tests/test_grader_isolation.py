@@ -155,18 +155,38 @@ def test_in_the_jail_no_reference_body_and_no_solutions_are_readable() -> None:
     assert result.ends[1]["checks"][0][5][2] == "[False,False,False,False,True,True]"
 
 
-def test_the_child_runs_as_an_unprivileged_user_with_no_processes_to_spare(monkeypatch) -> None:
+def test_the_child_runs_as_an_unprivileged_user_with_no_processes_to_spare(monkeypatch, tmp_path) -> None:
     """Even when the grader runs as root (CI does): another uid, owning nothing of the instructor's;
-    RLIMIT_NPROC is 0 (seen in the fallback, where /proc is there to read)."""
+    RLIMIT_NPROC is 0 (seen in the fallback, where /proc is there to read). So even without
+    namespaces (and with the seal off) it writes into no checkout, OUT, HOME or classmate's folder
+    and signals none of the instructor's processes."""
     if os.getuid() != 0:
         pytest.skip("the grader runs unprivileged already")
-    source = textwrap.dedent('''
+    mine = tmp_path / "instructor"  # stands for OUT, HOME, a classmate's folder: root's, 0755
+    mine.mkdir()
+    (mine / "kept.txt").write_text("mine")
+    mine.chmod(0o755)
+    targets = [ROOT / "mytorch" / "planted.py", ROOT / "solutions" / "planted.md", ROOT / "bookkit" / "planted.py",
+               mine / "planted.txt", mine / "kept.txt"]
+    source = textwrap.dedent(f'''
         import os
         value = [str(os.getuid()), str(os.getgid())]
         try:
             value += [l.split()[2:4] for l in open("/proc/self/limits") if l.startswith("Max processes")][0]
         except OSError:
             value += ["no /proc", ""]
+        for target in {[str(t) for t in targets]!r}:
+            try:
+                with open(target, "a") as f:
+                    f.write("x")
+                value.append("wrote " + target)
+            except OSError:
+                pass
+        try:
+            os.kill({os.getpid()}, 0)
+            value.append("signalled the instructor")
+        except OSError:
+            pass
     ''')
     cells = [{"kind": "code", "source": source},
              {"kind": "test", "parts": [["visible", "check_equal(value, value, 'v', 'v')"]]}]
@@ -180,7 +200,8 @@ def test_the_child_runs_as_an_unprivileged_user_with_no_processes_to_spare(monke
     assert result.ends[1]["checks"] and len(result.ends[1]["checks"][0][5]) > 2, result.ends
     uid, gid, *nproc = eval(result.ends[1]["checks"][0][5][2])
     assert int(uid) in sandbox.CHILD_IDS and int(gid) in sandbox.CHILD_IDS, (uid, gid)
-    assert nproc == ["0", "0"], nproc
+    assert nproc[:2] == ["0", "0"] and not nproc[2:], nproc
+    assert (mine / "kept.txt").read_text() == "mine" and not any(t.exists() for t in targets if t.name != "kept.txt")
 
 
 def test_grading_refuses_without_isolation_unless_told(tmp_path: Path) -> None:

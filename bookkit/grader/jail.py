@@ -2,23 +2,28 @@
 
 Used by the zygote (``runner.py``) in each freshly forked child, before any student code runs:
 
-1. ``unshare`` a new user, mount, PID, network, IPC and UTS namespace (the child's user id maps to
-   root inside, with no power over anything outside); fork once more so that the student's process
-   is PID 1 of its own PID namespace (it can signal or see no process outside it);
+1. ``unshare`` a new mount, PID, network, IPC and UTS namespace — as root directly, otherwise
+   inside a new user namespace (the child's user id maps to root inside, with no power over
+   anything outside); fork once more so that the student's process is PID 1 of its own PID
+   namespace (it can signal or see no process outside it);
 2. build a new root on an empty tmpfs holding, read-only and at their usual paths, exactly what the
-   child needs (the standard library, the site-packages folders it imports from, ``mytorch/`` and
-   ``bookkit/``, ``/dev/null``, ``/dev/zero``, ``/dev/urandom``), plus an empty, size-limited
-   private ``/tmp`` that is also HOME; ``pivot_root`` into it and detach the old root: no other
-   student's folder, no solutions, no instructor files, no ``/proc``, no network interface;
-3. drop every capability, set ``no_new_privs`` and load a seccomp filter (libseccomp through the
-   ``pyseccomp`` binding) that allows only the system calls a Python/NumPy computation makes:
-   no ``mknod``/``mkfifo``, ``ptrace``, ``process_vm_*``, no new processes or threads, no
-   ``execve``, no sockets, no ``kill`` of anything but itself, no executable memory (so no native
-   code can be loaded or generated), no ``mount``/``unshare``/``setns``/``bpf``/``keyctl``…
+   child needs (the standard library, the site-packages folders it imports from, ``mytorch/`` —
+   a stub tree without the graded pieces, ``stubtree.py`` — and ``bookkit/``, ``/dev/null``,
+   ``/dev/zero``, ``/dev/urandom``), plus an empty, size-limited private ``/tmp`` that is also
+   HOME; ``pivot_root`` into it and detach the old root: no other student's folder, no solutions,
+   no instructor files, no ``/proc``, no network interface;
+3. a grader running as root hands the child to an unprivileged uid/gid of its own (``user``):
+   it owns nothing and may signal nothing of anyone else's, and ``RLIMIT_NPROC`` binds it;
+4. drop every capability, set ``no_new_privs`` and load a seccomp filter (libseccomp through the
+   ``pyseccomp`` binding, which names the system calls) that allows only what a Python/NumPy
+   computation makes: no ``mknod``/``mkfifo``, ``ptrace``, ``process_vm_*``, no new processes or
+   threads, no ``execve``, no sockets, no ``kill`` of anything but itself, no executable memory
+   (so no native code can be loaded or generated), no ``mount``/``unshare``/``setns``/``bpf``…
 
 Nothing here runs in the grader's own process. Where namespaces or seccomp are not available (another
-OS, a container that forbids user namespaces, no libseccomp), ``probe`` says why and the grader
-goes on with the remaining layers; the run's summary then says isolation was reduced.
+OS, a container that forbids user namespaces, no libseccomp), ``probe`` says why; ``make grade``
+then refuses to grade unless the instructor says ``UNSAFE_NO_SANDBOX=1`` (``sandbox.require_isolation``),
+and the child still switches user and sets its rlimits.
 """
 
 from __future__ import annotations
@@ -33,8 +38,6 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_DUMPABLE = 1, 24, 4
-SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
-SYS_CAPSET = {"x86_64": 126, "aarch64": 91}
 PROT_EXEC = 4
 TMP_SIZE = "32m"
 
@@ -68,6 +71,17 @@ def _check(result: int, what: str) -> None:
     if result != 0:
         code = ctypes.get_errno()
         raise JailError(code, f"{what}: {os.strerror(code)}")
+
+
+def _syscall(name: str, *args) -> int:
+    """Call system call ``name`` through libc's wrapper, or by the number libseccomp knows it by
+    (no system-call numbers in this file)."""
+    wrapper = getattr(_libc, name, None)
+    if wrapper is not None:
+        return wrapper(*args)
+    import pyseccomp
+
+    return _libc.syscall(pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name), *args)
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
@@ -116,7 +130,7 @@ def _drop_capabilities(user: list[int] | None = None) -> None:
     _become(user)
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
     data = (ctypes.c_uint32 * 6)()
-    _check(_libc.syscall(SYS_CAPSET[_machine], header, data), "capset")
+    _check(_syscall("capset", header, data), "capset")
 
 
 def _seccomp(pid: int) -> None:
@@ -159,7 +173,7 @@ def _new_root(base: str, binds: list[str], hide: list[str], owner: list[int] | N
         os.close(os.open(f"{base}/dev/{name}", os.O_CREAT | os.O_WRONLY, 0o666))
         _mount(f"/dev/{name}", f"{base}/dev/{name}", None, MS_BIND)
     os.makedirs(base + "/.old")
-    _check(_libc.syscall(SYS_PIVOT_ROOT[_machine], base.encode(), (base + "/.old").encode()), "pivot_root")
+    _check(_syscall("pivot_root", base.encode(), (base + "/.old").encode()), "pivot_root")
     os.chdir("/")
     _check(_libc.umount2(b"/.old", MNT_DETACH), "umount old root")
     os.rmdir("/.old")
@@ -223,7 +237,7 @@ def probe(spec: dict) -> dict:
         result["why"] = "; ".join(w for w in ("namespaces switched off (BOOKKIT_GRADER_NO_NAMESPACES=1)",
                                               result["why"]) if w)
         return result
-    if os.uname().sysname != "Linux" or _machine not in SYS_PIVOT_ROOT:
+    if os.uname().sysname != "Linux":
         result["why"] = f"no Linux namespaces on {os.uname().sysname} {_machine}"
         result["seccomp"] = False
         return result
