@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from bookkit.exercises import strip_solutions
-from bookkit.grader import batch, sandbox, stubtree
+from bookkit.grader import batch, legs, sandbox, stubtree
 from bookkit.grader.batch import grade_class, load_exercises
 from bookkit.grader.bench import fill_regions
 from bookkit.grader.sandbox import Limits, run_job
@@ -246,8 +246,8 @@ def test_the_memory_access_body_does_take_the_points_where_the_reference_is_in_r
     exercises = [e for e in load_exercises(ROOT) if e.name.startswith("05_")]
     _write(tmp_path / "subs" / "thief", exercises, lambda ex: [THIEF] * len(ex.program.reference))
     monkeypatch.setattr(batch.Grader, "audit", False, raising=False)
-    monkeypatch.setattr(batch, "student_legs", lambda root, name, source, program: [
-        sandbox.Leg(root, frozenset(t.cell for t in program.tests))])
+    monkeypatch.setattr(batch, "plan", lambda root, name, source, program: legs.Plan(
+        sandbox.Leg(root, frozenset(t.cell for t in program.tests)), ()))
     grade_class(ROOT, tmp_path / "subs", tmp_path / "out", 2, Limits(cell_timeout=30), progress=False,
                 exercises=exercises)
     table = rows(tmp_path / "out")

@@ -42,8 +42,8 @@ from bookkit.grader.report import (
     summary_csv,
     write_atomic,
 )
-from bookkit.grader.sandbox import Limits, run_all, run_legs
-from bookkit.grader.stubtree import student_legs
+from bookkit.grader.legs import plan, run_student
+from bookkit.grader.sandbox import Limits, run_all
 from bookkit.grader.submissions import display_name, pick_file, read_submission, stray_files, students
 from bookkit.notebook import NotebookError, read_notebook
 
@@ -93,15 +93,16 @@ class Grader:
             self.isolation = dict(run.isolation)
         return run
 
-    def _run_student(self, ex: Exercise, cells: list[dict], **kwargs) -> object:
-        """A student's run: each group of tests in a child whose mytorch holds no reference of the
-        pieces those tests are about (``stubtree.py``); expected values come from the reference runs."""
-        legs = getattr(self, "_legs", None)
-        if legs is None:
-            legs = self._legs = {}
-        if ex.name not in legs:
-            legs[ex.name] = student_legs(self.root, ex.name, ex.source, ex.program)
-        run = run_legs(legs[ex.name], cells, limits=self.limits, audit=getattr(self, "audit", True), **kwargs)
+    def _run_student(self, ex: Exercise, cells: list[dict], reference: Reference, **kwargs) -> object:
+        """A student's run: in children whose mytorch holds no reference of the pieces their tests
+        are about (``legs.py``, ``stubtree.py``); expected values come from the reference runs."""
+        plans = getattr(self, "_plans", None)
+        if plans is None:
+            plans = self._plans = {}
+        if ex.name not in plans:
+            plans[ex.name] = plan(self.root, ex.name, ex.source, ex.program)
+        run = run_student(plans[ex.name], ex.program, reference, cells,
+                          limits=self.limits, audit=getattr(self, "audit", True), **kwargs)
         if run.isolation and not self.isolation:
             self.isolation = dict(run.isolation)
         return run
@@ -189,11 +190,12 @@ class Grader:
                                   [TestResult(t.id, t.points, "invalid", message) for t in ex.program.tests])
         reference = self.reference_for(ex, student)
         code_seed = student_seed(student, ex.name)
-        run = self._run_student(ex, cells, seed=code_seed, hidden=True)
+        run = self._run_student(ex, cells, reference, seed=code_seed, hidden=True)
         tests = judge(ex.program, reference, run)
         if any(t.error or any(not line.ok for line in t.visible) for t in tests):
             # what the feedback shows comes from a run that never held a hidden test
-            view = self._run_student(ex, cells, seed=code_seed, hidden=False, skip=frozenset(run.stopped))
+            view = self._run_student(ex, cells, reference, seed=code_seed, hidden=False,
+                                     skip=frozenset(run.stopped))
             tests = judge(ex.program, reference, run, view=view)
         result = ExerciseResult(ex.name, file, "ok", "", tests)
         if not run.unstarted:  # a child that never started is redone by the next run

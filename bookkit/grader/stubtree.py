@@ -15,10 +15,11 @@ only *dispatches*:
   as before, so an unfinished exercise never costs another one its points, and exercise 2's own
   reference is nowhere in that child.
 
-Each test cell is run in a child of its own group (``test_groups``: the tests about the same
-pieces share one); the integration row (``chapter_pieces``) has every piece of the chapter as the
-student's, and its expected values come, as every expected value does, from the reference
-solution's run in a trusted process. Trees are cached under ``stub_cache()`` by a hash of the
+Which child runs which test is ``legs.py``'s: every test first in a child where every piece of the
+chapter is the student's (the integration row, ``chapter_pieces``, is then at home), the tests
+that did not pass there again with their group (``test_groups``: the tests about the same pieces).
+Expected values come, as every expected value does, from the reference solution's runs, in
+processes that ran no student code. Trees are cached under ``stub_cache()`` by a hash of the
 library's sources and the stubbed names, built once and renamed into place (readable by the
 children's unprivileged user).
 """
@@ -381,13 +382,3 @@ def _prune(cache: Path, keep: Path, count: int = 40) -> None:
     for old in trees[count:]:
         shutil.rmtree(old, ignore_errors=True)
 
-
-def student_legs(root: Path, exercise: str, source: str, program) -> list:
-    """How a student's file of ``exercise`` is run: one leg (child) per group of tests, all from
-    the exercise's stub tree, each given the references of the pieces its tests are not about."""
-    from bookkit.grader.sandbox import Leg
-
-    pieces = chapter_pieces(exercise, source)
-    tree = build(root, pieces)
-    return [Leg(tree, group.cells, references(pieces, group.tested))
-            for group in test_groups(source, program, pieces)]
