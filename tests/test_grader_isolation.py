@@ -204,8 +204,10 @@ def test_the_child_runs_as_an_unprivileged_user_with_no_processes_to_spare(monke
     assert (mine / "kept.txt").read_text() == "mine" and not any(t.exists() for t in targets if t.name != "kept.txt")
 
 
-def test_grading_refuses_without_isolation_unless_told(tmp_path: Path) -> None:
-    from tests.grader_support import write_student
+def test_grading_refuses_without_isolation_unless_told(tmp_path: Path, monkeypatch) -> None:
+    """`make grade` without namespaces: exit 2 before any student's code runs, saying what to do;
+    with the flag (whose help says what is lost) it grades, and the summary says isolation was reduced."""
+    from tests.grader_support import fixture_exercises, write_student
 
     subs = tmp_path / "subs"
     write_student(subs, "s1", ["return a + b", None, None])
@@ -216,10 +218,35 @@ def test_grading_refuses_without_isolation_unless_told(tmp_path: Path) -> None:
     assert refused.returncode == 2, refused.stderr
     assert "grading refused" in refused.stderr and "--unsafe-no-sandbox" in refused.stderr
     assert not (tmp_path / "out" / "gradebook.csv").exists()
-    told = subprocess.run(command + ["--unsafe-no-sandbox"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=600)
-    assert told.returncode == 0, told.stderr
-    assert "isolation reduced" in told.stderr and (tmp_path / "out" / "gradebook.csv").is_file()
+    helped = subprocess.run([sys.executable, "-m", "bookkit", "grade-class", "--help"], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert "--unsafe-no-sandbox" in helped.stdout and "solutions" in helped.stdout
+
+    # what the flag does (the command sets this), on the small fixture exercise
+    monkeypatch.setenv("BOOKKIT_GRADER_NO_NAMESPACES", "1")
+    sandbox.shutdown()
+    try:
+        sandbox.require_isolation(True)
+        with pytest.raises(sandbox.IsolationMissing):
+            grade_class(ROOT, subs, tmp_path / "out", 1, Limits(cell_timeout=20), progress=False,
+                        exercises=fixture_exercises())
+        sandbox.require_isolation(False)
+        grade_class(ROOT, subs, tmp_path / "out", 1, Limits(cell_timeout=20), progress=False,
+                    exercises=fixture_exercises())
+    finally:
+        sandbox.require_isolation(False)
+        sandbox.shutdown()
+    assert rows(tmp_path / "out")["s1"][0] == ("ex1_add", 2, "passed")
+
+    from bookkit import cli
+
+    seen = []
+    monkeypatch.setattr(batch, "grade_class", lambda *a, **k: seen.append(sandbox._REQUIRE[0]) or {})
+    monkeypatch.chdir(ROOT)
+    for flag in ([], ["--unsafe-no-sandbox"]):
+        assert cli.main(["grade-class", str(subs), "--out", str(tmp_path / "o2"), "--quiet", *flag]) == 0
+    sandbox.require_isolation(False)
+    assert seen == [True, False]
 
 
 @pytest.mark.slow
