@@ -66,9 +66,11 @@ THIEF = textwrap.dedent('''
                     if _at >= 0:
                         _namespace = dict(_il.import_module(_piece.module).__dict__)
                         _lines = _text[_at:].split("\\n")
-                        _end = next((i for i, l in enumerate(_lines[1:], 1) if l and not l[0].isspace()), len(_lines))
+                        _end = next((i for i, l in enumerate(_lines[1:], 1) if l and not l[0].isspace()),
+                                    len(_lines))
                         _src = "\\n".join(l for l in _lines[:_end] if "SOLUTION" not in l)
-                        exec(compile(_src.replace("def " + _name, "def _copied", 1), "<pasted>", "exec"), _namespace)
+                        _src = _src.replace("def " + _name, "def _copied", 1)
+                        exec(compile(_src, "<pasted>", "exec"), _namespace)
                         _candidates.append(_namespace["_copied"])
             except Exception:
                 pass
@@ -166,8 +168,8 @@ def test_the_child_runs_as_an_unprivileged_user_with_no_processes_to_spare(monke
     mine.mkdir()
     (mine / "kept.txt").write_text("mine")
     mine.chmod(0o755)
-    targets = [ROOT / "mytorch" / "planted.py", ROOT / "solutions" / "planted.md", ROOT / "bookkit" / "planted.py",
-               mine / "planted.txt", mine / "kept.txt"]
+    targets = [ROOT / "mytorch" / "planted.py", ROOT / "solutions" / "planted.md",
+               ROOT / "bookkit" / "planted.py", mine / "planted.txt", mine / "kept.txt"]
     source = textwrap.dedent(f'''
         import os
         value = [str(os.getuid()), str(os.getgid())]
@@ -201,7 +203,8 @@ def test_the_child_runs_as_an_unprivileged_user_with_no_processes_to_spare(monke
     uid, gid, *nproc = eval(result.ends[1]["checks"][0][5][2])
     assert int(uid) in sandbox.CHILD_IDS and int(gid) in sandbox.CHILD_IDS, (uid, gid)
     assert nproc[:2] == ["0", "0"] and not nproc[2:], nproc
-    assert (mine / "kept.txt").read_text() == "mine" and not any(t.exists() for t in targets if t.name != "kept.txt")
+    assert (mine / "kept.txt").read_text() == "mine"
+    assert not any(t.exists() for t in targets if t.name != "kept.txt")
 
 
 def test_grading_refuses_without_isolation_unless_told(tmp_path: Path, monkeypatch) -> None:

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from bookkit.grader.legs import plan, run_student
 from bookkit.grader.protocol import (
     Reference,
     TestResult,
@@ -42,7 +43,6 @@ from bookkit.grader.report import (
     summary_csv,
     write_atomic,
 )
-from bookkit.grader.legs import plan, run_student
 from bookkit.grader.sandbox import Limits, run_all
 from bookkit.grader.submissions import display_name, pick_file, read_submission, stray_files, students
 from bookkit.notebook import NotebookError, read_notebook
