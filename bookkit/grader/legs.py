@@ -20,7 +20,7 @@ from bookkit.grader.protocol import judge
 from bookkit.grader.sandbox import ChildResult, Leg, Limits, run_legs
 from bookkit.grader.stubtree import build, chapter_pieces, references, test_groups
 
-RETRIED = ("failed", "error", "crashed")  # a timeout is not run again: it would cost TIMEOUT again
+RETRIED = ("failed", "error")  # a timeout or a dead process is not run again: each costs its time again
 
 
 @dataclass(frozen=True)
