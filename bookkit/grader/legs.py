@@ -17,10 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bookkit.grader.protocol import judge
-from bookkit.grader.sandbox import ChildResult, Leg, Limits, run_legs
+from bookkit.grader.sandbox import ChildResult, Leg, Limits, run_all, run_job, run_legs
 from bookkit.grader.stubtree import build, chapter_pieces, references, test_groups
-
-RETRIED = ("failed", "error")  # a timeout or a dead process is not run again: each costs its time again
 
 
 @dataclass(frozen=True)
@@ -43,18 +41,31 @@ def plan(root: Path, exercise: str, source: str, program) -> Plan:
 
 def run_student(plan_: Plan, program, reference, cells: list[dict], *, seed: int, hidden: bool,
                 limits: Limits, skip: frozenset[int] = frozenset(), audit: bool = True) -> ChildResult:
-    """A student's run of ``cells``, as ``sandbox.run_all`` returns it (see the module's text)."""
-    first = run_legs([plan_.everything], cells, seed=seed, hidden=hidden, limits=limits, skip=skip,
-                     audit=audit)
-    if first.malformed or first.unstarted or not plan_.groups:
+    """A student's run of ``cells``, as ``sandbox.run_all`` returns it (see the module's text).
+
+    The first child is not restarted: where it stops (a cell that never ends or kills it, perhaps
+    in another of the student's pieces that the library called), every test it did not finish is
+    left to the group children, which restart as ``run_all`` does. A looping piece then costs one
+    ``TIMEOUT`` here, and one more in its own test's group, not one per test that calls it.
+    """
+    everything = plan_.everything
+    if not plan_.groups:  # no piece of the chapter: nothing to run again elsewhere
+        return run_all(everything.root, cells, seed=seed, hidden=hidden, limits=limits, skip=skip,
+                       audit=audit)
+    first = run_job(everything.root, cells, seed=seed, hidden=hidden, limits=limits, skip=skip,
+                    audit=audit)
+    if first.malformed or first.unstarted:
         return first
+    stopped_code = frozenset()
+    if first.outcome != "done" and first.running is not None and cells[first.running]["kind"] == "code":
+        first.stopped[first.running] = first.outcome  # never run it again: it costs the same each time
+        stopped_code = frozenset({first.running})
     verdicts = judge(program, reference, first, hidden=hidden)
     retry = {t.cell for t, v in zip(program.tests, verdicts, strict=True)
-             if v.status in RETRIED and t.cell not in skip}
+             if v.status != "passed" and t.cell not in skip}
     legs = [Leg(g.root, g.cells & retry, g.references) for g in plan_.groups if g.cells & retry]
     if not legs:
         return first
-    stopped_code = frozenset(i for i in first.stopped if cells[i]["kind"] == "code")
     second = run_legs(legs, cells, seed=seed, hidden=hidden, limits=limits, audit=audit,
                       skip=frozenset(skip) | stopped_code)
     if second.malformed:
@@ -66,5 +77,6 @@ def run_student(plan_: Plan, program, reference, cells: list[dict], *, seed: int
         elif cell in second.stopped:
             first.ends.pop(cell, None)
             first.stopped[cell] = second.stopped[cell]
+    first.outcome = second.outcome
     first.unstarted |= second.unstarted
     return first
