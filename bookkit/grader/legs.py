@@ -36,7 +36,7 @@ def plan(root: Path, exercise: str, source: str, program) -> Plan:
     tests = frozenset(t.cell for t in program.tests)
     groups = tuple(Leg(tree, g.cells, references(pieces, g.tested))
                    for g in test_groups(source, program, pieces))
-    return Plan(Leg(tree, tests, {}), tuple(g for g in groups if g.references))
+    return Plan(Leg(tree, tests, {}), groups if pieces else ())
 
 
 def run_student(plan_: Plan, program, reference, cells: list[dict], *, seed: int, hidden: bool,
