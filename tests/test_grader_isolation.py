@@ -103,6 +103,7 @@ def _layers() -> dict:
     return run_job(ROOT, cells, seed=1, hidden=True, limits=Limits(cell_timeout=20)).isolation
 
 
+@pytest.mark.slow
 def test_the_stub_tree_holds_no_reference_body_of_the_graded_pieces() -> None:
     from bookkit.pieces import registry
 
@@ -207,6 +208,7 @@ def test_the_child_runs_as_an_unprivileged_user_with_no_processes_to_spare(monke
     assert not any(t.exists() for t in targets if t.name != "kept.txt")
 
 
+@pytest.mark.slow
 def test_grading_refuses_without_isolation_unless_told(tmp_path: Path, monkeypatch) -> None:
     """`make grade` without namespaces: exit 2 before any student's code runs, saying what to do;
     with the flag (whose help says what is lost) it grades, and the summary says isolation was reduced."""
