@@ -282,5 +282,10 @@ def test_the_memory_access_body_does_take_the_points_where_the_reference_is_in_r
         sandbox.Leg(root, frozenset(t.cell for t in program.tests)), ()))
     grade_class(ROOT, tmp_path / "subs", tmp_path / "out", 2, Limits(cell_timeout=30), progress=False,
                 exercises=exercises)
-    table = rows(tmp_path / "out")
-    assert sum(points for _, points, _ in table["thief"]) > 0, table["thief"]
+    # where the references are in reach the body gets to one: it earns points, or (since the check
+    # cells apply the exercises' rules with forbid) is caught running mytorch's own code
+    import csv
+    with open(tmp_path / "out" / "gradebook.csv", encoding="utf-8-sig", newline="") as f:
+        thief = [r for r in csv.DictReader(f) if r["student"] == "thief"]
+    reached = [r for r in thief if int(r["points"]) > 0 or "calls mytorch's own" in r["message"]]
+    assert reached, thief

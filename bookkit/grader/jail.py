@@ -162,7 +162,11 @@ def _new_root(base: str, binds: list[str], hide: list[str], owner: list[int] | N
         if not os.path.exists(path):
             continue
         target = base + path
-        os.makedirs(target, exist_ok=True)
+        if os.path.isdir(path):
+            os.makedirs(target, exist_ok=True)
+        else:  # a single-file module (site-packages/typing_extensions.py): bind it onto a file
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o444))
         _mount(path, target, None, MS_BIND | MS_REC)
         _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     for path in hide:  # folders inside a bound tree that the child must not see (real torch)
