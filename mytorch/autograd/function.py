@@ -60,6 +60,10 @@ class FunctionCtx:
 class BackwardCFunction(Node, FunctionCtx):
     """The graph node of one ``Function.apply`` call; also the ``ctx`` its methods receive."""
 
+    # its backward is the user's code, which may keep the gradients it sees or return memory
+    # of its own: the engine runs it in full and copies what it would otherwise adopt as .grad
+    _special = True
+
     @property
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward`` (an error once freed or modified)."""
