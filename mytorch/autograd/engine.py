@@ -24,8 +24,9 @@ import numpy as np
 from .._fp import FP_IGNORE, FP_STATE
 from .._pieces import piece, pieces
 from .._tensor import Tensor, _VersionCounter, wrap
+from .anomaly_mode import _anomaly
 from .grad_mode import STATE
-from .graph import AccumulateGrad, LeanNode, Node, _anomaly, edge
+from .node import AccumulateGrad, LeanNode, Node, edge
 
 if TYPE_CHECKING:
     from .._tensor import Tensor

@@ -29,7 +29,9 @@ from typing import Any, Callable
 from .._creation import zeros
 from .._tensor import Tensor
 from .grad_mode import STATE, no_grad
-from .graph import INFERENCE_SAVED, Node, SavedOutput, _save, check_inplace, edge, sum_to
+from .node import INFERENCE_SAVED, Node, SavedOutput, _save, edge
+from .unbroadcast import sum_to
+from .views import check_inplace
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
