@@ -482,7 +482,8 @@ class _GradMemory:
     whatever hooks, ``retain_grad`` and custom ``Function`` code were shown (nodes run in full,
     see ``_node_runner``). That memory is *exposed*. A leaf's first gradient becomes its
     ``.grad`` without a copy (*adopted*); after the pass, :meth:`settle` keeps the array only if
-    its memory was never exposed, no other leaf adopted it, and it is all of that memory.
+    its memory was never exposed, no other leaf adopted it, and it is all of that memory (held
+    by no object but NumPy arrays).
     """
 
     __slots__ = ("adopted", "exposed")
@@ -513,8 +514,8 @@ class _GradMemory:
                 continue  # replaced during the pass (a hook, an optimizer): not ours any more
             arr = g._data
             mem = _memory(arr)
-            if id(mem) in taken or mem.size != arr.size or not arr.flags.writeable or \
-                    not _same_layout(arr, t._data):
+            if id(mem) in taken or mem.base is not None or mem.size != arr.size or \
+                    not arr.flags.writeable or not _same_layout(arr, t._data):
                 new = np.empty_like(t._data)  # the leaf's own layout (row-major unless not)
                 new[...] = arr
                 g._data = new
