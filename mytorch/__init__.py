@@ -12,7 +12,8 @@ layout where it teaches something:
    ``backends/`` (flags)
 2. ``_storage.py``: the flat memory that views share
 3. ``_tensor.py``: the Tensor class (data, shape/strides/device, conversions); ``_printing.py``
-4. ``autograd/graph.py`` (the nodes ops record), ``autograd/engine.py`` (the backward pass)
+4. ``autograd/node.py`` (the nodes ops record; ``graph.py`` gathers them as torch's
+   ``autograd.graph``), ``autograd/engine.py`` (the backward pass)
 5. operations: ``_creation.py`` (tensor/zeros/arange...), ``_ops/`` by family (pointwise,
    reduction, shape, indexing, linalg, ...), ``random.py``, ``linalg/``, ``special/``, ``cuda/``
    (GPU devices through CuPy), ``accelerator.py``

@@ -5,7 +5,8 @@
   backward, run their formula on bare arrays (``_ops/pointwise.py``). Everything else must take
   the general path, with the same results: these tests compare both with torch, and check which
   path was taken.
-* ``.grad`` taking a gradient's memory without a copy (``autograd/engine.py``: ``_settle``).
+* ``.grad`` taking a gradient's memory without a copy (``autograd/engine.py``: ``_GradMemory``),
+  and copying it whenever that memory may be held elsewhere.
 * ``F.linear`` as one ``AddmmBackward0`` node, and the array fast paths of the pieces it uses
   (``matmul_backward``, ``unbroadcast``).
 """
@@ -312,6 +313,89 @@ def test_accumulating_into_an_adopted_grad():
         (a * 2).sum().backward()      # and one more in the next
     assert_same(x.grad, tx.grad)
     assert_same(w.grad, tw.grad)
+
+
+def _twice(step):
+    """Two backward passes of ``step``; the second accumulates into the ``.grad`` of the first."""
+    step().backward()
+    step().backward()
+
+
+@pytest.mark.parametrize("where", ["tensor hook", "node hook", "node prehook"])
+def test_a_gradient_a_hook_keeps_on_its_way_to_a_leaf_is_not_changed(where):
+    # y = x + c passes y's gradient on to x unchanged: x.grad would take the very memory the
+    # hook kept, and the second pass (adding in place into x.grad) would change what it kept
+    results = []
+    for lib, (x, c, v) in (("mine", _pair(_rand(3), _rand(3, seed=1), _rand(3, seed=2))[0]),
+                           ("torch", _pair(_rand(3), _rand(3, seed=1), _rand(3, seed=2))[1])):
+        kept = []
+
+        def step():
+            y = x + c
+            if where == "tensor hook":
+                y.register_hook(lambda g: kept.append(g))
+            elif where == "node hook":
+                y.grad_fn.register_hook(lambda gi, go: kept.append(gi[0]))
+            else:
+                y.grad_fn.register_prehook(lambda go: kept.append(go[0]))
+            return (y * v.detach()).sum()
+
+        _twice(step)
+        results.append(([k.tolist() for k in kept], x.grad.tolist()))
+    assert results[0] == results[1]
+
+
+def test_a_retained_grad_and_the_leaf_grad_do_not_share_memory():
+    grads = []
+    for x, c, v in _pair(_rand(3), _rand(3, seed=1), _rand(3, seed=2)):
+        y = x + c.detach()  # (c takes no gradient: x's is y's own memory)
+        y.retain_grad()
+        (y * v.detach()).sum().backward(retain_graph=True)
+        x.grad.add_(1)  # an optimizer changing x.grad must leave y.grad alone
+        (y * v.detach()).sum().backward()
+        grads.append((x.grad.tolist(), y.grad.tolist()))
+    assert grads[0] == grads[1]
+
+
+def _custom(lib, keep_input: bool):
+    class Pass(lib.autograd.Function):
+        kept: list = []
+
+        @staticmethod
+        def forward(ctx, a):
+            return a * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            if keep_input:  # the user's code keeps the gradient it was given, and passes it on
+                Pass.kept.append(g)
+                return g
+            return Pass.kept[0]  # or hands out memory of its own
+
+    return Pass
+
+
+@pytest.mark.parametrize("keep_input", [True, False], ids=["keeps its input", "own memory"])
+def test_a_custom_backward_s_memory_is_not_the_grad(keep_input):
+    seen = []
+    for lib, (x, v) in ((mytorch, _pair(_rand(3), _rand(3, seed=1))[0]),
+                        (torch, _pair(_rand(3), _rand(3, seed=1))[1])):
+        Pass = _custom(lib, keep_input)
+        if not keep_input:
+            Pass.kept.append(lib.ones(3))
+        _twice(lambda: (Pass.apply(x) * v.detach()).sum())
+        seen.append((x.grad.tolist(), Pass.kept[0].tolist()))
+    assert seen[0] == seen[1]
+
+
+def test_grads_of_two_leaves_from_one_full_size_view_are_copied_once():
+    # b's gradient is a reshape (a view) of the memory a's gradient is: both cannot keep it
+    grads = []
+    for a, b, v in _pair(_rand(2, 3), _rand(3, 2, seed=1), _rand(2, 3, seed=2)):
+        ((a + b.reshape(2, 3)) * v.detach()).sum().backward()
+        a.grad.add_(1)
+        grads.append((a.grad.tolist(), b.grad.tolist()))
+    assert grads[0] == grads[1]
 
 
 # ------------------------------------------------------------------- F.linear, one node

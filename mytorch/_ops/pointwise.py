@@ -26,8 +26,8 @@ from .._device import xp_for
 from .._layout import layout_op, strided
 from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.grad_mode import STATE
-from ..autograd.graph import _SAVED_HOOKS, SavedOutput, mask_grad, needs_grad, record, record_lean, \
-    sum_to
+from ..autograd.graph import SavedOutput, mask_grad, needs_grad, record, record_lean, sum_to
+from ..autograd.node import _SAVED_HOOKS
 from ._operands import FP_IGNORE, FP_STATE, array_on, binary, binary_float, broadcast_error, \
     check_no_overlap, check_same_device, checked_scalar, contiguous_result, pointwise_layout, quiet, \
     result_type

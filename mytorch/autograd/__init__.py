@@ -1,7 +1,9 @@
 """mytorch.autograd: the graph recorded by operations, and the backward pass over it.
 
 * ``grad_mode.py``    — no_grad, enable_grad, set_grad_enabled, inference_mode
-* ``graph.py``        — nodes (``grad_fn``) and how ops record themselves
+* ``graph.py``        — ``torch.autograd.graph``: the graph's public names, gathered from
+  ``node.py`` (nodes and how ops record themselves), ``saved_tensors.py`` (saved-tensor hooks),
+  ``unbroadcast.py`` (``sum_to``), ``masks.py`` (``mask_grad``) and ``views.py`` (in-place on views)
 * ``anomaly_mode.py`` — detect_anomaly: find the forward op whose backward produced NaN
 * ``engine.py``       — the non-recursive backward pass
 * ``piece_op.py``     — a piece written with tensor ops, run as one fused graph node
@@ -11,7 +13,7 @@
 * ``variable.py``     — ``Variable``, the pre-0.4 wrapper: now it just returns a tensor
 
 The package spans layers of mytorch's stack (docs/architecture.md). The graph machinery
-(``graph``, ``anomaly_mode``, ``engine``, ``piece_op``) sits *below* the operations, which record
+(``graph`` and its modules, ``anomaly_mode``, ``engine``, ``piece_op``) sits *below* the operations, which record
 their nodes with ``graph.record``; ``api``, ``function``, ``gradcheck`` and ``variable`` sit
 *above* them: they are the user's entry points and compute with tensor operations. Python runs
 this file before any of its modules, even for ``import mytorch.autograd.graph`` from inside an

@@ -8,13 +8,31 @@ values in its 0th output.")``.
 from __future__ import annotations
 
 import functools
+import os
+import traceback
 import warnings
 from typing import Any, Callable
 
-from .graph import _anomaly
-
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "set_anomaly_enabled"]
+
+
+class _Anomaly:
+    """Anomaly-detection switches (set by ``autograd.detect_anomaly``)."""
+
+    enabled = False
+    check_nan = True
+
+
+_anomaly = _Anomaly()
+
+
+def _forward_trace() -> list:
+    """The current stack without mytorch's own frames (anomaly mode shows the user's forward)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frames = traceback.extract_stack()
+    keep = [f for f in frames if not os.path.abspath(f.filename).startswith(root)]
+    return traceback.format_list(keep)
 
 
 def is_anomaly_enabled() -> bool:

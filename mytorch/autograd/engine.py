@@ -16,7 +16,6 @@ chain of 10,000 operations back-propagates as easily as a chain of 10.
 from __future__ import annotations
 
 import operator
-import sys
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -24,9 +23,10 @@ import numpy as np
 
 from .._fp import FP_IGNORE, FP_STATE
 from .._pieces import piece, pieces
-from .grad_mode import STATE
 from .._tensor import Tensor, _VersionCounter, wrap
-from .graph import AccumulateGrad, LeanNode, Node, _anomaly, edge
+from .anomaly_mode import _anomaly
+from .grad_mode import STATE
+from .node import AccumulateGrad, LeanNode, Node, edge
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -209,8 +209,8 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
     if not only_inputs and _watched_leaves(order):
         order = _leaves_early(order)
     results: list = [None] * n_results
-    adopted: dict = {}  # leaves whose first gradient became .grad without a copy (see _settle)
-    run_node = _node_runner(retain_graph, create_graph, only_inputs, adopted)
+    owned = None if create_graph or only_inputs else _GradMemory(grads)
+    run_node = _node_runner(retain_graph, create_graph, only_inputs, owned)
     if only_inputs:
         run_node = _capturing(run_node, capture, results, order)
     for wrap in RUN_NODE_WRAPPERS:
@@ -225,8 +225,8 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
         STATE.enabled = prev_mode
         _TASKS.pop()
         del buffers, order, run_node
-        if adopted:
-            _settle(adopted)
+        if owned is not None and owned.adopted:
+            owned.settle()
 
     if not only_inputs:
         return None
@@ -274,7 +274,7 @@ def _leaves_early(order: list) -> list:
 
 
 def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool,
-                 adopted: dict | None = None) -> Callable:
+                 owned: "_GradMemory | None" = None) -> Callable:
     """The ``run_node`` of a plain pass: hooks, the node's backward, freeing, leaves."""
     anomaly = _anomaly.enabled
 
@@ -296,7 +296,7 @@ def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool,
             return grad_inputs
         if node.__class__ is AccumulateGrad:
             if not only_inputs and outs[0] is not None:
-                _accumulate_leaf(node.variable, outs[0], create_graph, adopted)
+                _accumulate_leaf(node.variable, outs[0], create_graph, owned)
             return ()
         node._check_saved()
         grad_inputs = node._backward(outs[0] if node.num_outputs == 1 else outs)  # type: ignore
@@ -305,11 +305,15 @@ def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool,
         return grad_inputs
 
     def run_in_full(node: Node, outs: list) -> Sequence:
+        if owned is not None:  # hooks and custom backward code may keep what they see
+            owned.expose(outs)
         if node._tensor_hooks is not None or node._pre_hooks or node._retained is not None:
             outs = _before_node(node, outs, create_graph)
+            if owned is not None:
+                owned.expose(outs)
         if node.__class__ is AccumulateGrad:
             if not only_inputs and outs[0] is not None:
-                _accumulate_leaf(node.variable, outs[0], create_graph, adopted)
+                _accumulate_leaf(node.variable, outs[0], create_graph, owned)
             return ()
         grad = outs[0] if node.num_outputs == 1 else outs
         if node._hooks or anomaly:
@@ -319,6 +323,8 @@ def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool,
             grad_inputs = node._backward(grad)  # type: ignore[misc]
         if not retain_graph:
             node._release()
+        if owned is not None:
+            owned.expose(grad_inputs)
         return grad_inputs
 
     return run_node
@@ -408,38 +414,42 @@ def _run_node(node: Node, grad: Any) -> Sequence:
 
 
 def _accumulate_leaf(t: "Tensor", grad: "Tensor", create_graph: bool,
-                     adopted: dict | None = None) -> None:
+                     owned: "_GradMemory | None" = None) -> None:
     """Add ``grad`` into leaf ``t``'s ``.grad`` (after the leaf's hooks), like AccumulateGrad.
 
     ``.grad`` must not share memory with anything else, or changing it later would change that
     too (a tensor of the graph, the gradient a user passed to ``backward``). A leaf's first
     gradient is usually a fresh array nothing else will hold once the pass is over, so, like
-    torch, mytorch keeps it instead of copying it: with ``adopted`` (a plain pass), ``.grad``
-    takes the array now and :func:`_settle` copies it after the pass only if something else
-    still refers to it.
+    torch, mytorch keeps it instead of copying it: with ``owned`` (a plain pass), ``.grad``
+    takes the array now, and :meth:`_GradMemory.settle` copies it after the pass if the engine
+    saw that memory go anywhere else.
     """
     if t._leaf_hooks:
+        if owned is not None:
+            owned.expose((grad,))
         for hook in list(t._leaf_hooks):
             new = hook(grad)
             if new is not None:
                 grad = new
+        if owned is not None:
+            owned.expose((grad,))
     if grad._data.dtype != t._data.dtype:
         grad = grad.to(t.dtype)
     if t._grad is None:
         if create_graph:
             t._grad = grad
-        elif adopted is not None and type(grad._data) is np.ndarray and \
+        elif owned is not None and type(grad._data) is np.ndarray and \
                 "_post_acc_hooks" not in t.__dict__:
             t._grad = g = wrap(grad._data, grad._device)
-            adopted[id(g)] = (t, g)
+            owned.adopted[id(g)] = (t, g)
         else:  # a fresh tensor, so that changing .grad later cannot alter a tensor of the graph
             t._grad = grad.detach().clone()
     elif create_graph or t._grad._requires_grad:
         t._grad = t._grad + grad
     else:
         acc = t._grad
-        if adopted and id(acc) in adopted:  # its memory may still be shared: a new array
-            acc._data = acc._data + grad._data
+        if owned is not None and id(acc) in owned.adopted:
+            acc._data = acc._data + grad._data  # its memory may still be shared: a new array
         else:
             try:
                 acc._data += grad._data  # in place: the same .grad tensor keeps accumulating
@@ -452,30 +462,11 @@ def _accumulate_leaf(t: "Tensor", grad: "Tensor", create_graph: bool,
             hook(t)
 
 
-def _refs(t: "Tensor") -> int:
-    """How many references ``t``'s array has, seen from here (compare with ``_ALONE``)."""
-    return sys.getrefcount(t._data)
-
-
-def _base_refs(arr: Any) -> int:
-    """How many references the array ``arr`` is a view of has, seen from here."""
-    return sys.getrefcount(arr.base)
-
-
-_ALONE = _refs(wrap(np.empty(1)))            # an array held by one tensor only
-_BASE_ALONE = _base_refs(np.empty((2, 2)).T)  # memory held by one view only
-
-
-def _private(t: "Tensor") -> bool:
-    """Whether nothing but ``t`` refers to its array's memory: the array is referred to by ``t``
-    alone and owns its memory, or is the only view of memory nothing else refers to."""
-    if _refs(t) > _ALONE:  # (counted first: a local name for the array would count too)
-        return False
-    arr = t._data
-    if not arr.flags.writeable:
-        return False
-    return arr.base is None or (type(arr.base) is np.ndarray and arr.base.base is None
-                                and arr.base.size == arr.size and _base_refs(arr) <= _BASE_ALONE)
+def _memory(arr: Any) -> Any:
+    """The array that owns ``arr``'s memory (``arr`` itself unless it is a view)."""
+    while isinstance(arr.base, np.ndarray):
+        arr = arr.base
+    return arr
 
 
 def _same_layout(arr: Any, like: Any) -> bool:
@@ -483,19 +474,54 @@ def _same_layout(arr: Any, like: Any) -> bool:
     return all(n == 1 or s == z for n, s, z in zip(arr.shape, arr.strides, like.strides))
 
 
-def _settle(adopted: dict) -> None:
-    """After a pass: each ``.grad`` that took a gradient's array without a copy keeps it if
-    nothing else refers to that memory and it is laid out like its leaf (torch's layout contract:
-    ``.grad`` has the strides of the parameter); otherwise it gets a copy in the leaf's layout, as
-    if it had been copied from the start."""
-    for t, g in adopted.values():
-        if t._grad is not g:
-            continue  # replaced during the pass (a hook, an optimizer): not ours any more
-        if not (_private(g) and _same_layout(g._data, t._data)):
-            arr = np.empty_like(t._data)  # the leaf's own layout (row-major unless it is not)
-            arr[...] = g._data
-            g._data = arr
-            g._vc = _VersionCounter()
+class _GradMemory:
+    """What a plain pass knows about the memory of the gradients it hands out.
+
+    Gradients are made by the nodes and move only through the engine, so the engine sees every
+    place one can go besides ``.grad``: the gradients given to ``backward`` (the caller's), and
+    whatever hooks, ``retain_grad`` and custom ``Function`` code were shown (nodes run in full,
+    see ``_node_runner``). That memory is *exposed*. A leaf's first gradient becomes its
+    ``.grad`` without a copy (*adopted*); after the pass, :meth:`settle` keeps the array only if
+    its memory was never exposed, no other leaf adopted it, and it is all of that memory (held
+    by no object but NumPy arrays).
+    """
+
+    __slots__ = ("adopted", "exposed")
+
+    def __init__(self, roots_grads: Sequence["Tensor"]) -> None:
+        self.adopted: dict = {}        # id(.grad) -> (leaf, .grad) for each adoption
+        self.exposed: dict = {}        # id -> array owning exposed memory (kept: ids stay unique)
+        self.expose(roots_grads)
+
+    def expose(self, grads: Sequence[Any]) -> None:
+        """``grads`` (tensors, or None) may be held outside the engine from now on."""
+        for g in grads:
+            if g is not None and g.__class__ is not list:
+                arr = g._data
+                if type(arr) is np.ndarray:
+                    arr = _memory(arr)
+                    self.exposed[id(arr)] = arr
+            elif g is not None:
+                self.expose(g)
+
+    def settle(self) -> None:
+        """Copy each adopted ``.grad`` whose memory may be held elsewhere, or is not laid out
+        like its leaf (torch's layout contract: ``.grad`` has the strides of the parameter), into
+        a fresh array in the leaf's layout, as if it had been copied from the start."""
+        taken = set(self.exposed)
+        for t, g in self.adopted.values():
+            if t._grad is not g:
+                continue  # replaced during the pass (a hook, an optimizer): not ours any more
+            arr = g._data
+            mem = _memory(arr)
+            if id(mem) in taken or mem.base is not None or mem.size != arr.size or \
+                    not arr.flags.writeable or not _same_layout(arr, t._data):
+                new = np.empty_like(t._data)  # the leaf's own layout (row-major unless not)
+                new[...] = arr
+                g._data = new
+                g._vc = _VersionCounter()
+            else:
+                taken.add(id(mem))  # the first leaf to take this memory keeps it
 
 
 def _check_nan(node: Node, grads: Sequence) -> None:

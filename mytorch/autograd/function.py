@@ -29,7 +29,9 @@ from typing import Any, Callable
 from .._creation import zeros
 from .._tensor import Tensor
 from .grad_mode import STATE, no_grad
-from .graph import INFERENCE_SAVED, Node, SavedOutput, _save, check_inplace, edge, sum_to
+from .node import INFERENCE_SAVED, Node, SavedOutput, _save, edge
+from .unbroadcast import sum_to
+from .views import check_inplace
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -59,6 +61,10 @@ class FunctionCtx:
 
 class BackwardCFunction(Node, FunctionCtx):
     """The graph node of one ``Function.apply`` call; also the ``ctx`` its methods receive."""
+
+    # its backward is the user's code, which may keep the gradients it sees or return memory
+    # of its own: the engine runs it in full and copies what it would otherwise adopt as .grad
+    _special = True
 
     @property
     def saved_tensors(self) -> tuple:

@@ -40,7 +40,7 @@ from ..optim.optimizer import (Optimizer, register_optimizer_step_post_hook,
                                register_optimizer_step_pre_hook)
 from ..utils.data.dataloader import _BaseDataLoaderIter
 from . import engine
-from .graph import AccumulateGrad
+from .node import AccumulateGrad
 from .profiler_util import EventList, FunctionEvent
 
 __all__ = ["profile", "record_function", "EventList", "FunctionEvent"]

@@ -29,7 +29,8 @@ from ..._pieces import REGISTRY, piece, pieces
 from ..._ops.shape import cat, stack
 from ..._tensor import Tensor
 from .. import init
-from ...autograd.graph import _SAVED_HOOKS, _anomaly
+from ...autograd.anomaly_mode import _anomaly
+from ...autograd.node import _SAVED_HOOKS
 from .._functional.dropout import dropout as _dropout
 from .._functional.rnn import fused_rnn_ok, rnn_layer
 from ..parameter import Parameter

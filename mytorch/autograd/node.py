@@ -1,0 +1,471 @@
+"""The nodes of the autograd graph and how operations record themselves.
+
+Every differentiable operation calls :func:`record` after computing its result. ``record``
+creates a :class:`Node` (the tensor's ``grad_fn``) that remembers
+
+* ``next_functions``: the nodes of the inputs (or an ``AccumulateGrad`` for a leaf), and
+* ``backward``: a closure mapping the output's gradient to one gradient per input,
+  written with mytorch tensor operations so that ``create_graph=True`` can differentiate it again.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+import weakref
+from typing import Any, Callable, Sequence
+
+from .._tensor import Tensor, wrap
+from ..utils.hooks import RemovableHandle
+from .anomaly_mode import _anomaly, _forward_trace
+from .grad_mode import STATE
+
+__all__ = ["Node", "LeanNode", "SavedOutput", "AccumulateGrad", "record", "record_lean",
+           "record_outputs", "needs_grad", "accumulate_node", "edge", "adopt_outputs"]
+
+BackwardFn = Callable[["Tensor"], Sequence["Tensor | None"]]
+
+FREED_GRAPH = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward.")
+
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a clone "
+    "to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`.")
+
+#: The active ``saved_tensors_hooks`` (saved_tensors.py), innermost last: a node created while
+#: one is active hands it its saved tensors.
+_SAVED_HOOKS: list = []
+
+
+class _Dropped:
+    """What a backward closure holds in place of a packed tensor until it is unpacked."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<saved tensor, packed by a saved_tensors_hooks pack hook>"
+
+
+_DROPPED = _Dropped()
+
+
+_SEQUENCE = itertools.count()
+
+
+def next_sequence_nr() -> int:
+    """A creation number no node has yet: every node created from now on has one as large."""
+    return next(_SEQUENCE) + 1
+
+
+class Node:
+    """One recorded operation: ``grad_fn`` of the tensor(s) it produced.
+
+    ``num_outputs`` is 1 for every built-in op; a custom ``autograd.Function`` may produce several
+    tensors from one node, and then its backward receives a list with one gradient per output.
+    """
+
+    # What every node has. The rest is rare (hooks, anomaly traces, several outputs...): class-level
+    # defaults below, which a node overrides in its own ``__dict__`` only when it needs to, so that
+    # recording a node (once per op) stores six attributes instead of fifteen.
+    __slots__ = ("_name", "next_functions", "_backward", "_saved", "_released", "_seq",
+                 "__weakref__", "__dict__")
+    num_outputs = 1
+    # True once the node has hooks, retains a gradient or had its saved tensors packed by
+    # saved-tensor hooks: the engine's quick path (``run_node``) leaves such a node to the full one
+    _special = False
+    _packed: list | None = None      # what saved-tensor hooks made of the saved tensors
+    _tensor_hooks: dict | None = None  # output_nr -> hooks of that output tensor
+    _retained: dict | None = None    # output_nr -> weakref of a tensor that retains grad
+    _pre_hooks: list | None = None   # Node.register_prehook(fn(grad_outputs))
+    _hooks: list | None = None       # Node.register_hook(fn(grad_inputs, grad_outputs))
+    _trace: list | None = None       # anomaly mode: where the forward call came from
+    _metadata: dict | None = None
+
+    def __init__(self, name: str, next_functions: tuple, backward: BackwardFn | None,
+                 saved: tuple = (), num_outputs: int = 1) -> None:
+        self._name = name
+        self.next_functions = next_functions
+        self._backward = backward
+        # (tensor, its version now): backward refuses to run if the version has moved on
+        self._saved = _save(self, saved) if saved else ()
+        self._released = False
+        if _anomaly.enabled:
+            self._trace = _forward_trace()
+        if num_outputs != 1:
+            self.num_outputs = num_outputs
+        self._seq = next(_SEQUENCE)  # creation order (checkpointing tells old nodes from new)
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for users' own notes about this node (created on first use)."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"<{self._name} object at {hex(id(self))}>"
+
+    def __call__(self, *grads: "Tensor") -> Any:
+        """Run this node's backward on ``grads`` by hand (as ``y.grad_fn(g)`` does in torch)."""
+        self._check_saved()
+        res = self._backward(grads[0] if self.num_outputs == 1 else list(grads))  # type: ignore
+        res = tuple(res)
+        return res[0] if len(res) == 1 else res
+
+    def register_hook(self, fn: Callable) -> Any:
+        """Call ``fn(grad_inputs, grad_outputs)`` after this node's backward runs.
+
+        A hook that returns a tuple replaces the gradients passed on to the next nodes.
+        """
+        if self._hooks is None:
+            self._hooks = []
+            self._special = True
+        return RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn: Callable) -> Any:
+        """Call ``fn(grad_outputs)`` before this node's backward runs; may return new grads."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+            self._special = True
+        return RemovableHandle(self._pre_hooks, fn)
+
+    def _add_tensor_hook(self, nr: int, fn: Callable) -> Any:
+        """A hook of output ``nr`` of this node (``Tensor.register_hook`` on a non-leaf)."""
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+            self._special = True
+        return RemovableHandle(self._tensor_hooks.setdefault(nr, []), fn)
+
+    def _retain(self, nr: int, t: "Tensor") -> None:
+        """Keep the gradient of output ``nr`` in ``t.grad`` (``Tensor.retain_grad``)."""
+        if self._retained is None:
+            self._retained = {}
+            self._special = True
+        self._retained[nr] = weakref.ref(t)
+
+    def _check_saved(self) -> None:
+        """Refuse to run a freed node, or one whose saved tensors were modified in place; with
+        saved-tensor hooks, get the saved tensors back from the unpack hook instead (as torch,
+        no version check then: the hook decides what backward sees)."""
+        if self._released:
+            raise RuntimeError(FREED_GRAPH)
+        if self._packed is not None:
+            for entry in self._packed:
+                entry.restore()
+            return
+        for t, version in self._saved:
+            if t._vc.value != version:
+                raise RuntimeError(_modified_message(self, t, version))
+
+    def _release(self) -> None:
+        """Drop the closure and the saved tensors (what ``retain_graph=False`` frees).
+
+        A node that saved nothing has nothing to free: like torch, it may run again.
+        """
+        if self._saved:
+            self._backward = None
+            self._saved = ()
+            if self._packed is not None:
+                self._packed = None
+            self._released = True
+
+
+class SavedOutput:
+    """How a backward closure keeps its own op's *output*: the array, not the tensor.
+
+    The output tensor holds the node (``grad_fn``), the node holds the closure; if the closure held
+    the output too, every graph would be a reference cycle, freed only by the cyclic garbage
+    collector. This keeps the array and the version counter instead. Calling it gives the output
+    back as a tensor whose ``grad_fn`` is the node (found through a weak reference while backward
+    runs), so a gradient built from it stays differentiable under ``create_graph=True``.
+    """
+
+    __slots__ = ("_data", "_device", "_vc", "_node", "_nr")
+    _inference = False
+
+    def __init__(self, t: "Tensor", nr: int = 0) -> None:
+        self._data = t._data
+        self._device = t._device
+        self._vc = t._vc
+        self._node: Any = None
+        self._nr = nr
+
+    @property
+    def data(self) -> Any:
+        """The output's array (for masks and other constants of the backward)."""
+        return self._data
+
+    def __call__(self) -> "Tensor":
+        t = wrap(self._data, self._device)
+        t._vc = self._vc
+        node = self._node() if self._node is not None else None
+        if node is not None:
+            t.grad_fn = node
+            t._requires_grad = True
+            if self._nr:
+                t._output_nr = self._nr
+        return t
+
+    def _adopt(self, t: "Tensor") -> None:
+        """An in-place op copied the output into ``t``: keep ``t``'s memory instead."""
+        self._data, self._vc = t._data, t._vc
+
+
+def _save(node: Node, saved: Sequence[Any]) -> tuple:
+    """``(tensor, version)`` of each saved tensor; a saved output learns its node (weakly).
+
+    Inside :class:`saved_tensors_hooks`, each saved tensor also goes through the pack hook.
+    """
+    out = []
+    for t in saved:
+        if t.__class__ is SavedOutput:
+            t._node = weakref.ref(node)
+        out.append((t, t._vc.value))
+    if _SAVED_HOOKS:  # the hooks keep what they want; the node keeps no saved tensor itself
+        node._packed = _SAVED_HOOKS[-1]._pack_all(node, [t for t, _ in out])
+        node._special = True
+        return tuple((_DROPPED, v) for _, v in out)
+    return tuple(out)
+
+
+def adopt_outputs(node: Node, old: "Tensor", new: "Tensor") -> None:
+    """After an in-place op copied ``old`` (an op's output) into ``new``, point the outputs
+    ``node`` saved at ``new``'s memory and version, so later changes of ``new`` are caught."""
+    saved = []
+    for t, version in node._saved:
+        if t.__class__ is SavedOutput and t._data is old._data:
+            t._adopt(new)
+            version = new._vc.value
+        saved.append((t, version))
+    node._saved = tuple(saved)
+
+
+def _modified_message(node: Node, t: Any, version: int) -> str:
+    """torch's error for a saved tensor changed in place between forward and backward.
+
+    A saved output is named after the node that saved it (its producer); a saved input after its
+    current ``grad_fn``, and a view whose memory changed as ``AsStrided``, as torch does.
+    """
+    current = t._vc.value
+    if t.__class__ is SavedOutput:
+        producer, nr = node.name(), t._nr
+        t = wrap(t._data, t._device)
+    elif t.grad_fn is not None:
+        producer, nr = t.grad_fn.name(), t._output_nr
+        if t._base is not None:
+            producer = "AsStridedBackward0"
+    else:
+        producer = None
+    what = f"[{t.type()} {list(t.shape)}]"
+    if producer is not None:
+        producer = re.sub(r"Backward\d*$", "", producer)
+        what += f", which is output {nr} of {producer},"
+    return ("one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: {what} is at version {current}; "
+            f"expected version {version} instead. Hint: enable anomaly detection to find the "
+            "operation that failed to compute its gradient, with "
+            "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf tensor: adds the incoming gradient to ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: "Tensor") -> None:
+        super().__init__("torch::autograd::AccumulateGrad", (), None)  # torch's C++ name
+        self.variable = variable
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+def accumulate_node(t: "Tensor") -> AccumulateGrad:
+    """The AccumulateGrad node of leaf ``t``: shared by every graph alive that uses ``t``.
+
+    The leaf keeps only a weak reference to it (the node holds the leaf), as torch does: a strong
+    one both ways would make every leaf a reference cycle.
+    """
+    ref = t._acc_node
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        t._acc_node = weakref.ref(node)
+    return node
+
+
+def edge(x: "Tensor") -> tuple:
+    """The ``(node, output_nr)`` pair through which a gradient reaches tensor ``x``."""
+    node = x.grad_fn
+    if node is None:
+        return (accumulate_node(x), 0)
+    return (node, x._output_nr)
+
+
+def needs_grad(*inputs: Any) -> bool:
+    """True when an op over ``inputs`` must be recorded (grad mode on, some input requires grad)."""
+    if not STATE.enabled:
+        return False
+    for x in inputs:  # numbers and None among them: only tensors require grad
+        if isinstance(x, Tensor) and x._requires_grad:
+            return True
+    return False
+
+
+def record(name: str, out: "Tensor", inputs: Sequence[Any], backward: BackwardFn,
+           saved: Sequence["Tensor"] = ()) -> "Tensor":
+    """Attach a new ``grad_fn`` called ``name`` to ``out``; return ``out``.
+
+    ``backward(grad)`` must return one gradient (or None) per entry of ``inputs``; it receives
+    the gradient of ``out`` as a Tensor and must use differentiable mytorch ops.
+    ``saved`` lists every tensor the closure reads: an in-place change of one of them between
+    forward and backward is an error, and backward frees them. A closure that needs the op's own
+    output saves and reads it through a :class:`SavedOutput` (never the output tensor itself).
+    """
+    nexts = []
+    for x in inputs:
+        if getattr(x, "_requires_grad", False):
+            node = x.grad_fn
+            nexts.append((accumulate_node(x), 0) if node is None else (node, x._output_nr))
+        else:
+            nexts.append((None, 0))
+    if saved:
+        for t in saved:
+            if t._inference:
+                raise RuntimeError(INFERENCE_SAVED)
+    out.grad_fn = Node(name, tuple(nexts), backward, saved)
+    out._requires_grad = True
+    return out
+
+
+NO_EDGE = _NO_EDGE = (None, 0)  # the edge of an input that takes no gradient (a number, a constant)
+
+
+class LeanNode(Node):
+    """The node of an op on the lean path (see ``_ops/pointwise.py``): backward is
+    ``run(node, grad)``, a function shared by every node of that op, and what it needs sits in
+    the node's own slots instead of a closure: the operands ``input`` and ``other`` (tensors,
+    numbers, or what the op puts there), whether each wants a gradient, the result's dtype, and
+    up to two saved tensors with their versions.
+
+    It behaves as a node with a closure does; it only keeps fewer objects alive per recorded
+    op (no closure, no cells, no tuples of saved tensors), and the garbage collector's work
+    grows with those: in a long chain of tiny ops, that work is a good part of the time.
+    """
+
+    __slots__ = ("_run", "input", "other", "rg_input", "rg_other", "dtype", "_s0", "_v0", "_s1",
+                 "_v1")
+
+    @property  # type: ignore[override]
+    def _backward(self) -> Callable | None:
+        """What the engine calls, ``_backward(grad)`` (None once freed, like a Node's)."""
+        return None if self._run is None else functools.partial(self._run, self)
+
+    @property  # type: ignore[override]
+    def _saved(self) -> tuple:
+        """``((tensor, version), ...)`` as a Node keeps them (built when asked)."""
+        if self._s0 is None:
+            return ()
+        if self._s1 is None:
+            return ((self._s0, self._v0),)
+        return ((self._s0, self._v0), (self._s1, self._v1))
+
+    @_saved.setter
+    def _saved(self, pairs: tuple) -> None:
+        (self._s0, self._v0), (self._s1, self._v1) = (list(pairs) + [(None, 0), (None, 0)])[:2]
+
+    def _check_saved(self) -> None:
+        if self._released:
+            raise RuntimeError(FREED_GRAPH)
+        t = self._s0
+        if t is not None:
+            if t._vc.value != self._v0:
+                raise RuntimeError(_modified_message(self, t, self._v0))
+            t = self._s1
+            if t is not None and t._vc.value != self._v1:
+                raise RuntimeError(_modified_message(self, t, self._v1))
+
+    def _release(self) -> None:
+        if self._s0 is not None:
+            self._run = self.input = self.other = self._s0 = self._s1 = None
+            self._released = True
+
+
+def _lean_edge(x: Any) -> tuple:
+    """The edge a lean node keeps to operand ``x``: to its node if it requires grad, else none."""
+    if isinstance(x, Tensor) and x._requires_grad:
+        fn = x.grad_fn
+        return (accumulate_node(x), 0) if fn is None else (fn, x._output_nr)
+    return _NO_EDGE
+
+
+def _lean_saved(t: Any, node: "LeanNode") -> tuple:
+    """``(t, its version now)``: a tensor (or :class:`SavedOutput`) a lean node saves."""
+    if t._inference:
+        raise RuntimeError(INFERENCE_SAVED)
+    if t.__class__ is SavedOutput:
+        t._node = weakref.ref(node)
+    return t, t._vc.value
+
+
+_new = object.__new__
+
+
+def record_lean(name: str, out: "Tensor", inputs: tuple, run: Callable, input: Any, other: Any,
+                rg_input: bool, rg_other: bool, saved: tuple = ()) -> "Tensor":
+    """:func:`record` for the lean path: a :class:`LeanNode` whose backward is
+    ``run(node, grad)``, with an edge to each of ``inputs`` (one or two operands: tensors that
+    require grad, or anything else for no edge) and the given slots. ``saved``: at most two
+    tensors, as for :func:`record` (the lean path is never taken under saved-tensor hooks)."""
+    # (written out for one or two inputs and saved tensors, without loops or lists: every
+    # recorded element-wise op of a training step comes through here)
+    e0 = _lean_edge(inputs[0])
+    nexts = (e0,) if len(inputs) == 1 else (e0, _lean_edge(inputs[1]))
+    node = _new(LeanNode)
+    node._name = name
+    node.next_functions = nexts
+    node._run = run
+    node.input = input
+    node.other = other
+    node.rg_input = rg_input
+    node.rg_other = rg_other
+    node.dtype = out._data.dtype
+    node._released = False
+    node._seq = next(_SEQUENCE)
+    if _anomaly.enabled:
+        node._trace = _forward_trace()
+    node._s0 = node._s1 = None
+    if saved:
+        node._s0, node._v0 = _lean_saved(saved[0], node)
+        if len(saved) > 1:
+            node._s1, node._v1 = _lean_saved(saved[1], node)
+    out.grad_fn = node
+    out._requires_grad = True
+    return out
+
+
+def record_outputs(name: str, outs: Sequence["Tensor"], inputs: Sequence[Any],
+                   backward: Callable[[list], Sequence[Any]], saved: Sequence[Any] = ()) -> Node:
+    """:func:`record` for an op with several outputs: one node, ``outs[i]`` is its output ``i``.
+
+    ``backward`` receives a list with one gradient (or None) per output.
+    """
+    nexts = tuple(edge(x) if getattr(x, "_requires_grad", False) else (None, 0) for x in inputs)
+    for t in saved:
+        if t._inference:
+            raise RuntimeError(INFERENCE_SAVED)
+    node = Node(name, nexts, backward, tuple(saved), num_outputs=len(outs))
+    for nr, t in enumerate(outs):
+        t.grad_fn, t._requires_grad = node, True
+        if nr:
+            t._output_nr = nr
+    return node
