@@ -126,16 +126,22 @@ def rebuild_tensor(storage: "Tensor", storage_offset: int, size: tuple, stride: 
 
 
 @piece("08.6")
-def map_location_device(location: str, map_location: "Any") -> str:
-    """Where a storage saved at ``location`` ('cpu', 'cuda:0') is loaded to.
+def map_location_device(storage: "UntypedStorage", location: str, map_location: "Any") -> str:
+    """Where ``storage``, saved at ``location`` ('cpu', 'cuda:0'), is loaded to: torch's
+    ``map_location`` contract.
 
-    ``map_location`` is ``None`` (where it was saved), a device or its name (everything there), or
-    a dict from saved locations to new ones (locations it does not list stay where they were).
+    ``map_location`` is ``None`` (where it was saved), a device or its name (everything there), a
+    dict from saved locations to new ones (locations it does not list stay where they were), or a
+    function ``f(storage, location)`` that returns the storage moved where it should go, or
+    ``None`` to leave it where it was saved.
     """
     if map_location is None:
         return location
     if isinstance(map_location, dict):
         return str(map_location.get(location, location))
+    if callable(map_location):
+        moved = map_location(storage, location)
+        return location if moved is None else str(moved.device)
     return str(map_location)
 
 
@@ -668,12 +674,7 @@ class _Loader:
         return flat
 
     def _target(self, location: str, flat: Tensor) -> str:
-        ml = self.map_location
-        if callable(ml) and not isinstance(ml, (str, dict, _device)):
-            result = ml(UntypedStorage._of(flat), location)
-            target = location if result is None else str(getattr(result, "device", "cpu"))
-        else:
-            target = pieces.map_location_device(location, ml)
+        target = pieces.map_location_device(UntypedStorage._of(flat), location, self.map_location)
         dev = _device(target)
         if dev.type == "cuda":
             if not _cuda.is_available():

@@ -4,8 +4,9 @@ Chapter 10 trains models end to end. The loop itself stays in the chapter, writt
 every PyTorch program; this module holds the parts that chapter and its exercises turn into
 pieces, so a student's version runs inside a real training run:
 
-* ``train_step`` (piece 10.1): one optimisation step on one batch; ``train_epoch`` and
-  ``lr_find`` call it for every batch.
+* ``train_epoch`` (piece 10.1): one pass over a loader in training mode, returning the mean loss
+  per sample (each batch's loss weighted by its size); it calls ``train_step``, the four lines of
+  one optimisation step, for every batch, and so does ``lr_find``.
 * ``confusion_matrix`` (piece 10.2): counts of (true class, predicted class); ``evaluate`` reads
   the accuracy off its diagonal.
 * ``early_stopping_update`` (piece 10.3): the bookkeeping behind ``EarlyStopping``.
@@ -19,6 +20,7 @@ Chapter 11 adds a way to watch a run from inside, without touching the loop:
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -35,7 +37,6 @@ __all__ = ["train_step", "train_epoch", "confusion_matrix", "evaluate", "early_s
            "EarlyStopping", "suggest_lr", "lr_find", "attach_grad_norm_hooks", "GradNormRecorder"]
 
 
-@piece("10.1")
 def train_step(model: "Module", loss_fn: "Callable", optimizer: "Optimizer", inputs: "Tensor",
                targets: "Tensor") -> "Tensor":
     """One step of gradient descent on one batch; returns the batch's loss, cut from the graph.
@@ -50,16 +51,28 @@ def train_step(model: "Module", loss_fn: "Callable", optimizer: "Optimizer", inp
     return loss.detach()
 
 
-def train_epoch(model: Any, loader: Iterable, loss_fn: Callable, optimizer: Any,
-                progress: Callable[[Iterable], Iterable] | None = None) -> float:
+def _through_registry(fn: Callable) -> Callable:
+    """The public name of a piece the book's own cells call directly: each call goes to whatever
+    ``pieces.<name>`` holds now (the reference, or the student's version once switched on)."""
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(pieces, fn.__name__)(*args, **kwargs)
+    return call
+
+
+@_through_registry
+@piece("10.1")
+def train_epoch(model: "Module", loader: "Iterable", loss_fn: "Callable", optimizer: "Optimizer",
+                progress: "Callable[[Iterable], Iterable] | None" = None) -> float:
     """One pass over ``loader`` in training mode; returns the mean loss per sample.
 
-    ``progress`` wraps the loader (e.g. ``tqdm``) to show a progress bar.
+    Each batch's mean loss counts as many times as the batch has samples, so a short last batch
+    weighs less. ``progress`` wraps the loader (e.g. ``tqdm``) to show a progress bar.
     """
     model.train()
     total, count = 0.0, 0
     for inputs, targets in (progress(loader) if progress is not None else loader):
-        loss = pieces.train_step(model, loss_fn, optimizer, inputs, targets)
+        loss = train_step(model, loss_fn, optimizer, inputs, targets)
         total += float(loss) * len(targets)
         count += len(targets)
     return total / max(count, 1)
@@ -191,7 +204,7 @@ def lr_find(model: Any, loss_fn: Callable, optimizer: Any, loader: Iterable, sta
         lr = start_lr * ratio ** i
         for group in optimizer.param_groups:
             group["lr"] = lr
-        loss = float(pieces.train_step(model, loss_fn, optimizer, inputs, targets))
+        loss = float(train_step(model, loss_fn, optimizer, inputs, targets))
         lrs.append(lr)
         losses.append(loss)
         if not math.isfinite(loss) or loss > 4 * min(losses):
