@@ -10,6 +10,7 @@ pytest_plugins = ["mine_plugin"]  # with MYTORCH_MINE set: which of the student'
 #: Test files of the book's tooling, not of the library: `make mine` runs every *other* test on the
 #: student's pieces (the marker `library` is added to those automatically).
 TOOLING = ("test_book_", "test_grader_", "test_lab", "test_mine", "test_layers", "test_web", "test_check_",
+           "test_visible_rules",
            "test_binder", "test_nbval", "test_browser")
 
 
