@@ -251,3 +251,21 @@ def test_the_integration_row_counts_only_the_students_own_pieces() -> None:
         assert (results[1].status == "passed") == counts, (message, results[1])
         if not counts:
             assert "ex1" in results[1].message and "your own work" in results[1].message
+
+
+def test_an_integration_row_that_errors_says_which_pieces_to_make_your_own_first() -> None:
+    """A delegating piece makes the integration run recurse (the piece calls the library, which calls
+    the piece): the row keeps its error, and `make check` leads with the pieces to fix."""
+    from bookkit.feedback import forbidden_message, reference_of
+    from bookkit.grader.check import table
+    from bookkit.grader.protocol import TestResult, _integration_needs_own_work
+
+    own = forbidden_message(reference_of("adam_step")[0])
+    results = [TestResult("ex1", 3, "error", f"RuntimeError: {own}"[:200], error=f"RuntimeError: {own}"),
+               TestResult("integration", 4, "error", "RecursionError: maximum recursion depth exceeded",
+                          error="RecursionError: maximum recursion depth exceeded")]
+    _integration_needs_own_work(results)
+    assert results[1].status == "error" and "first make ex1 your own" in results[1].message
+    shown = table([("06_optimizers_exercises.md", t) for t in results], {})
+    after = shown.split("integration", 1)[1]
+    assert after.index("first make ex1 your own") < after.index("RecursionError")

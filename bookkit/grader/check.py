@@ -60,6 +60,8 @@ def table(rows: list[tuple[str, TestResult]], file_problems: dict[str, str] | No
         if t.status != "passed" and t.message and not details and name not in file_problems:
             verdict += f": {printable(t.message, one_line=True)[:120]}"
         text.append(line((name, t.id, f"{t.points}/{t.max_points}", verdict)))
+        if details and t.id == "integration" and t.message:  # which pieces to make your own first
+            details = [printable(f"→ {t.message}")] + details
         text += ["    " + x for x in details]
     text.append(f"总分 / total: {sum(t.points for _, t in rows)}/{sum(t.max_points for _, t in rows)}")
     return "\n".join(text)

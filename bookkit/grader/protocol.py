@@ -301,10 +301,14 @@ def _integration_needs_own_work(results: list[TestResult]) -> None:
     others = [r.id for r in results if r.id != "integration"
               and verdict.not_own_work(r.status, r.message, r.error)]
     for r in results:
-        if r.id == "integration" and r.status == "passed" and others:
-            r.status = "failed"
-            r.message = (f"只计算你自己写的零件：{', '.join(others)} 不是 / the integration row counts only "
-                         f"pieces that are your own work, and {', '.join(others)} are not")
+        if r.id == "integration" and others:
+            # passed or not, the row's own error (a RecursionError from a piece that calls the
+            # library, which calls the piece) is not what the student should look at first
+            if r.status == "passed":
+                r.status = "failed"
+            r.message = (f"只计算你自己写的零件，先把 {', '.join(others)} 改成你自己的实现 / the integration "
+                         f"row counts only pieces that are your own work: first make {', '.join(others)} "
+                         "your own (see their rows)")
 
 
 def _judge_test(program: Program, ref: Reference, run: ChildResult, test, hidden: bool,
