@@ -156,6 +156,7 @@ def _run(project: Project, source: Path, jobs: int, tests: list[str] | None, cha
     if chapter:
         rep.rows = [p for p in rep.rows if p.chapter == int(chapter)]
     yours = [p.name for p in rep.rows if p.status == "mine"]
+    broken = rule_breakers(project, source, rep)
     log_dir = project.root / LOG_DIR
     log_dir.mkdir(parents=True, exist_ok=True)
     log, usage = log_dir / "pytest.log", log_dir / "usage.json"
@@ -202,13 +203,15 @@ def _run(project: Project, source: Path, jobs: int, tests: list[str] | None, cha
               f"so nothing counts as passing: see {rel_log}", file=sys.stderr)
         return 2
     rep.passed = {k: tuple(v) for k, v in tally.items()}
+    for name in broken:  # a piece that is not the student's own work earns no passing test
+        rep.passed[name] = (0, rep.passed.get(name, (0, 0))[1])
 
     chapter_lines = []
     if chapters:
         paths = [p for p in project.chapters() if not chapter or p.name.startswith(f"{chapter}_")]
         chapter_lines = _run_chapters(project, source, paths, rep)
 
-    failing = [p.name for p in rep.rows
+    failing = [p.name for p in rep.rows if p.name not in broken
                if rep.passed.get(p.name, (0, 0))[0] < rep.passed.get(p.name, (0, 0))[1]]
     print("\n## 结果 / Result\n")
     print(rep.table())
@@ -218,16 +221,44 @@ def _run(project: Project, source: Path, jobs: int, tests: list[str] | None, cha
     print()
     print(f"测试 / tests: {counts or '?'} — pytest 的完整输出 / pytest's full output: {rel_log}")
     print(rep.summary())
-    broken = [line for line in chapter_lines if line.startswith("✗")]
+    if broken:
+        print("✗ 这些零件不是你自己的实现（调用了 mytorch 自己的版本或题目禁止的路），通过的测试不算数："
+              f"{', '.join(broken)}；`make check` 写明了是哪次调用。\n"
+              f"✗ These pieces are not your own work (they call mytorch's own version, or a route the "
+              f"exercise rules out), so their passing tests do not count: {', '.join(broken)}. "
+              "`make check` names the call.")
+    stopped = [line for line in chapter_lines if line.startswith("✗")]
     if failing:
         print(f"✗ 这些零件有测试没通过：{', '.join(failing)}。{rel_log} 里写明了是哪个测试、用到了哪个零件。\n"
               f"✗ Tests that used these pieces failed: {', '.join(failing)}. {rel_log} names each "
               "failing test and the pieces it ran.")
-    elif broken:
+    elif stopped:
         print("✗ 有章节在你的零件上没能运行完（见上）/ a chapter did not run on your pieces (see above).")
-    elif yours:
+    elif yours and not broken:
         print("✓ 你的零件通过了用到它们的全部测试 / your pieces pass every test that uses them.")
     return 0
+
+
+def rule_breakers(project: Project, source: Path, rep) -> list[str]:  # noqa: ANN001 - mine.Report
+    """The student's pieces that break their exercise's rules (call mytorch's own implementation, or
+    a route the prompt forbids), found by the exercise files' visible checks: the same rules
+    `make check` and `make grade` apply, so `make mine` never counts such a piece as passing."""
+    from bookkit.grader.check import check_file
+    from bookkit.grader.sandbox import Limits
+    from bookkit.verdict import RULE_BROKEN
+
+    mine = {p.name: p for p in rep.rows if p.status == "mine"}
+    chapters = {f"{p.chapter:02d}" for p in mine.values()}
+    found: list[str] = []
+    for path in sorted(source.glob("*_exercises.*")) if source.is_dir() else [source]:
+        if path.suffix not in (".md", ".ipynb") or path.name[:2] not in chapters:
+            continue
+        results, _ = check_file(project.root, path.resolve(), Limits(cell_timeout=600))
+        for r in results:
+            text = f"{r.message} {r.error}"
+            if r.status != "passed" and any(m in text for m in RULE_BROKEN):
+                found += [n for n in mine if r.id.endswith(f"_{n}") and n not in found]
+    return found
 
 
 def _run_chapters(project: Project, source: Path, paths: list[Path] | None = None,

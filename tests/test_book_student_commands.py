@@ -121,3 +121,22 @@ def test_students_get_a_light_environment_with_cpu_only_torch(tmp_path: Path) ->
     plan = subprocess.run(["make", "-n", "test", f"VENV={venv}"], cwd=ROOT, capture_output=True, text=True,
                           timeout=60, env={**os.environ, "MYTORCH_PYTHON": ""}).stdout
     assert plan.index("whl/cpu") < plan.index("-e '.[dev,lab]'"), "make test must take torch's CPU build first"
+
+
+def test_make_mine_does_not_count_a_piece_that_calls_mytorchs_own(tmp_path: Path) -> None:
+    """The same rules as `make check`: a piece that delegates to the library, or takes a route its
+    exercise rules out, is named and earns no passing test in `make mine`'s table."""
+    stub = '    raise NotImplementedError("请完成这个练习 / Complete this exercise")'
+    text = (ROOT / "exercises" / "05_losses_exercises.md").read_text(encoding="utf-8")
+    parts = text.split(stub)
+    bodies = [stub, "    return __import__('mytorch.nn._functional.loss', fromlist=['_']).nll_loss_nd("
+                    "input, target, weight, ignore_index, reduction)", stub,
+              "    return torch.nn.functional.cross_entropy(input, target, weight=weight, "
+              "ignore_index=ignore_index, reduction=reduction, label_smoothing=label_smoothing)"]
+    bodies += [stub] * (len(parts) - 1 - len(bodies))
+    (tmp_path / "05_losses_exercises.md").write_text(
+        parts[0] + "".join(b + rest for b, rest in zip(bodies, parts[1:], strict=True)), encoding="utf-8")
+    rows = [SimpleNamespace(name=n, chapter=5, status=s) for n, s in
+            (("huber", "stub"), ("nll_loss_nd", "mine"), ("cross_entropy_loss", "mine"))]
+    assert mine.rule_breakers(Project(ROOT), tmp_path, SimpleNamespace(rows=rows)) == [
+        "nll_loss_nd", "cross_entropy_loss"]
