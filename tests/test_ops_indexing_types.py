@@ -134,3 +134,12 @@ def test_forward_forward_overlay():
 def test_ranges_as_torch(key):
     x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
     np.testing.assert_array_equal(mytorch.tensor(x)[key].numpy(), torch.tensor(x)[key].numpy())
+
+
+def test_setting_an_empty_selection_checks_no_index_bound_like_torch():
+    """Found by the property test above: when the basic part selects nothing, torch writes nothing
+    and checks no advanced index against its dimension (NumPy would raise)."""
+    for lib in (torch, mytorch):
+        x = lib.zeros(1, 3, 2, 1)
+        x[0, ..., 2:, None, range(0, 2)] = lib.ones(1)
+        assert float(x.sum()) == 0.0

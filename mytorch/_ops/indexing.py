@@ -174,6 +174,11 @@ class _Key:
         try:
             if self.adv is None:
                 view[...] = value
+            elif view.size == 0:  # nothing to write: torch checks no index bound then, NumPy does
+                try:
+                    view[self.adv] = value
+                except IndexError:
+                    pass
             else:
                 _numpy_index(lambda k: view.__setitem__(k, value), self.adv)
         except ValueError:
