@@ -166,7 +166,25 @@ class _Key:
 
     def get(self, arr: Any) -> Any:
         out = self.view(arr)
-        return out if self.adv is None else _numpy_index(out.__getitem__, self.adv)
+        return out if self.adv is None else _numpy_index(out.__getitem__, self.adv_for(out))
+
+    def adv_for(self, view: Any) -> tuple:
+        """The advanced part to apply to ``view``. When the basic part selected nothing, torch's
+        kernel runs over no element and so checks no index bound (only an index into a dim of
+        size 0 is refused); NumPy checks them all, so the indices are zeroed there."""
+        if view.size == 0:
+            adv, dim = [], 0
+            for a in self.adv:
+                if isinstance(a, slice) or a.dtype == np.bool_:
+                    dim += 1 if isinstance(a, slice) else a.ndim
+                    adv.append(a)
+                    continue
+                if view.shape[dim] == 0 and a.size:
+                    raise IndexError("index is out of bounds for dimension with size 0")
+                adv.append(a * 0)
+                dim += 1
+            return tuple(adv)
+        return self.adv
 
     def assign(self, arr: Any, value: Any) -> None:
         """``arr[key] = value`` (torch's semantics: the basic part first)."""
@@ -174,13 +192,8 @@ class _Key:
         try:
             if self.adv is None:
                 view[...] = value
-            elif view.size == 0:  # nothing to write: torch checks no index bound then, NumPy does
-                try:
-                    view[self.adv] = value
-                except IndexError:
-                    pass
             else:
-                _numpy_index(lambda k: view.__setitem__(k, value), self.adv)
+                _numpy_index(lambda k: view.__setitem__(k, value), self.adv_for(view))
         except ValueError:
             raise RuntimeError(f"shape mismatch: value tensor of shape "
                                f"{list(getattr(value, 'shape', ()))} cannot be broadcast to "
@@ -192,7 +205,7 @@ class _Key:
         if self.adv is None:
             view += value
         else:
-            _numpy_index(lambda k: _ufuncs(arr).add.at(view, k, value), self.adv)
+            _numpy_index(lambda k: _ufuncs(arr).add.at(view, k, value), self.adv_for(view))
 
 
 def _numpy_index(fn: Callable, key: tuple) -> Any:
