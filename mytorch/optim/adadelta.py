@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .._creation import zeros_like
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad
-from .adam import _steps_as_tensors, _zero_step
-from .optimizer import Optimizer, _check_lr, _to_scalar, _use_grad_for_differentiable
+from .optimizer import (Optimizer, _check_lr, _closure_loss, _to_scalar,
+                        _use_grad_for_differentiable)
 
 __all__ = ["Adadelta", "adadelta"]
 
@@ -20,6 +18,9 @@ __all__ = ["Adadelta", "adadelta"]
 class Adadelta(Optimizer):
     """``Adadelta(params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
     capturable=False, maximize=False, differentiable=False)``."""
+
+    _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
+                       ("capturable", False))
 
     def __init__(self, params: Any, lr: float | Tensor = 1.0, rho: float = 0.9,
                  eps: float = 1e-6, weight_decay: float = 0, foreach: bool | None = None, *,
@@ -37,30 +38,13 @@ class Adadelta(Optimizer):
                     "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, default in (("foreach", None), ("maximize", False),
-                                 ("differentiable", False), ("capturable", False)):
-                group.setdefault(key, default)
-            _steps_as_tensors(self, group)
-
     @_use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params = self._params_with_grad(group)
-            for p in params:
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _zero_step(p, {"capturable": group["capturable"]})
-                    state["square_avg"] = zeros_like(p)
-                    state["acc_delta"] = zeros_like(p)
-            st = [self.state[p] for p in params]
+            st = [self._lazy_state(p, group, "square_avg", "acc_delta") for p in params]
             adadelta(params, [p.grad for p in params], [s["square_avg"] for s in st],
                      [s["acc_delta"] for s in st], [s["step"] for s in st], lr=group["lr"],
                      rho=group["rho"], eps=group["eps"], weight_decay=group["weight_decay"],

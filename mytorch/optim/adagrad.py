@@ -11,9 +11,7 @@ from typing import Any, Callable
 from .._creation import full_like, tensor
 from .._pieces import piece, pieces
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad
-from .adam import _steps_as_tensors
-from .optimizer import (Optimizer, _check_lr, _scalar_dtype, _to_scalar,
+from .optimizer import (Optimizer, _check_lr, _closure_loss, _scalar_dtype, _to_scalar,
                         _use_grad_for_differentiable)
 
 __all__ = ["Adagrad", "adagrad", "adagrad_step"]
@@ -26,6 +24,9 @@ class Adagrad(Optimizer):
     Unlike the other optimizers its state exists from the start (``sum`` filled with
     ``initial_accumulator_value``, ``step`` at 0).
     """
+
+    _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
+                       ("fused", None))
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-2, lr_decay: float = 0,
                  weight_decay: float = 0, initial_accumulator_value: float = 0,
@@ -60,24 +61,13 @@ class Adagrad(Optimizer):
         init = self.defaults["initial_accumulator_value"]
         state["sum"] = full_like(p, complex(init, init) if p.is_complex() else init)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, default in (("foreach", None), ("maximize", False),
-                                 ("differentiable", False), ("fused", None)):
-                group.setdefault(key, default)
-            _steps_as_tensors(self, group)
-
     def share_memory(self) -> None:
         """Kept for torch's API: the sums are ordinary (process-local) memory here."""
 
     @_use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params = self._params_with_grad(group)
             for p in params:

@@ -16,13 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .._creation import tensor, zeros, zeros_like
-from .._dtype import float32
 from .._pieces import piece, pieces
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad
 from . import _fused
-from .optimizer import (Optimizer, _check_lr, _scalar_dtype, _to_scalar,
+from .optimizer import (Optimizer, _check_lr, _closure_loss, _to_scalar,
                         _use_grad_for_differentiable)
 
 __all__ = ["Adam", "adam", "adam_step"]
@@ -50,6 +47,10 @@ class Adam(Optimizer):
     foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
     decoupled_weight_decay=False)``."""
 
+    _group_defaults = (("amsgrad", False), ("maximize", False), ("foreach", None),
+                       ("capturable", False), ("differentiable", False),
+                       ("decoupled_weight_decay", False), ("fused", None))
+
     def __init__(self, params: Any, lr: float | Tensor = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
@@ -76,26 +77,10 @@ class Adam(Optimizer):
             if foreach:
                 raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, default in (("amsgrad", False), ("maximize", False), ("foreach", None),
-                                 ("capturable", False), ("differentiable", False),
-                                 ("decoupled_weight_decay", False), ("fused", None)):
-                group.setdefault(key, default)
-            _steps_as_tensors(self, group)
-
     def _init_group(self, group: dict[str, Any]) -> tuple[list, ...]:
         params = self._params_with_grad(group)
-        for p in params:
-            state = self.state[p]
-            if len(state) == 0:                          # lazily, at the first step
-                state["step"] = _zero_step(p, group)
-                state["exp_avg"] = zeros_like(p)
-                state["exp_avg_sq"] = zeros_like(p)
-                if group["amsgrad"]:
-                    state["max_exp_avg_sq"] = zeros_like(p)
-        st = [self.state[p] for p in params]
+        extra = ("max_exp_avg_sq",) if group["amsgrad"] else ()
+        st = [self._lazy_state(p, group, "exp_avg", "exp_avg_sq", *extra) for p in params]
         return (params, [p.grad for p in params], [s["exp_avg"] for s in st],
                 [s["exp_avg_sq"] for s in st],
                 [s["max_exp_avg_sq"] for s in st] if group["amsgrad"] else [],
@@ -104,10 +89,7 @@ class Adam(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             adam(*self._init_group(group), amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2,
@@ -116,22 +98,6 @@ class Adam(Optimizer):
                  capturable=group["capturable"], differentiable=group["differentiable"],
                  fused=group["fused"], decoupled_weight_decay=group["decoupled_weight_decay"])
         return loss
-
-
-def _zero_step(p: Tensor, group: dict[str, Any]) -> Tensor:
-    """A new step counter: a 0-d float tensor (on the parameter's device when capturable/fused)."""
-    if group.get("capturable") or group.get("fused"):
-        return zeros((), dtype=float32 if group.get("fused") else _scalar_dtype(),
-                     device=p.device)
-    return tensor(0.0, dtype=_scalar_dtype())
-
-
-def _steps_as_tensors(opt: Optimizer, group: dict[str, Any]) -> None:
-    """Old checkpoints stored ``step`` as a number: make it a tensor again (torch does too)."""
-    for p in group["params"]:
-        s = opt.state.get(p, {})
-        if len(s) != 0 and "step" in s and not isinstance(s["step"], Tensor):
-            s["step"] = tensor(float(s["step"]), dtype=_scalar_dtype())
 
 
 def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .._creation import zeros_like
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad
-from .adam import _steps_as_tensors, _zero_step
-from .optimizer import Optimizer, _check_lr, _to_scalar, _use_grad_for_differentiable
+from .optimizer import (Optimizer, _check_lr, _closure_loss, _to_scalar,
+                        _use_grad_for_differentiable)
 
 __all__ = ["Adamax", "adamax"]
 
@@ -19,6 +17,9 @@ __all__ = ["Adamax", "adamax"]
 class Adamax(Optimizer):
     """``Adamax(params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None,
     *, maximize=False, differentiable=False, capturable=False)``."""
+
+    _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
+                       ("capturable", False))
 
     def __init__(self, params: Any, lr: float | Tensor = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -38,30 +39,13 @@ class Adamax(Optimizer):
                     "capturable": capturable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, default in (("foreach", None), ("maximize", False),
-                                 ("differentiable", False), ("capturable", False)):
-                group.setdefault(key, default)
-            _steps_as_tensors(self, group)
-
     @_use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params = self._params_with_grad(group)
-            for p in params:
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _zero_step(p, {"capturable": group["capturable"]})
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_inf"] = zeros_like(p)
-            st = [self.state[p] for p in params]
+            st = [self._lazy_state(p, group, "exp_avg", "exp_inf") for p in params]
             beta1, beta2 = group["betas"]
             adamax(params, [p.grad for p in params], [s["exp_avg"] for s in st],
                    [s["exp_inf"] for s in st], [s["step"] for s in st], eps=group["eps"],

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .._creation import ones, tensor, zeros_like
+from .._creation import ones, tensor
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad
-from .adam import _steps_as_tensors, _zero_step
-from .optimizer import (Optimizer, _check_lr, _scalar_dtype, _to_scalar,
+from .optimizer import (Optimizer, _check_lr, _closure_loss, _scalar_dtype, _to_scalar,
                         _use_grad_for_differentiable)
 
 __all__ = ["ASGD", "asgd"]
@@ -22,6 +20,9 @@ __all__ = ["ASGD", "asgd"]
 class ASGD(Optimizer):
     """``ASGD(params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
     maximize=False, differentiable=False, capturable=False)``."""
+
+    _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
+                       ("capturable", False))
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-2, lambd: float = 1e-4,
                  alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0,
@@ -37,11 +38,7 @@ class ASGD(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            for key, default in (("foreach", None), ("maximize", False),
-                                 ("differentiable", False), ("capturable", False)):
-                group.setdefault(key, default)
-            _steps_as_tensors(self, group)
+        for group in self.param_groups:   # old checkpoints kept eta and mu as numbers
             for p in group["params"]:
                 s = self.state.get(p, {})
                 for key in ("eta", "mu"):
@@ -51,20 +48,13 @@ class ASGD(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params = self._params_with_grad(group)
-            for p in params:
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _zero_step(p, {"capturable": group["capturable"]})
-                    state["eta"] = tensor(float(_to_scalar(group["lr"])), dtype=_scalar_dtype())
-                    state["mu"] = ones((), dtype=_scalar_dtype())
-                    state["ax"] = zeros_like(p)
-            st = [self.state[p] for p in params]
+            lr = float(_to_scalar(group["lr"]))
+            st = [self._lazy_state(p, group, "ax", eta=lambda: tensor(lr, dtype=_scalar_dtype()),
+                                   mu=lambda: ones((), dtype=_scalar_dtype()))
+                  for p in params]
             asgd(params, [p.grad for p in params], [s["ax"] for s in st], [s["mu"] for s in st],
                  [s["eta"] for s in st], [s["step"] for s in st], maximize=group["maximize"],
                  lambd=group["lambd"], lr=group["lr"], t0=group["t0"], alpha=group["alpha"],

@@ -27,10 +27,11 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any
 
-from .._pieces import piece, pieces
+from .._creation import tensor, zeros, zeros_like
 from .._dtype import float32, float64, get_default_dtype
+from .._pieces import piece, pieces
 from .._tensor import Tensor
-from ..autograd.grad_mode import is_grad_enabled, set_grad_enabled
+from ..autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from ..utils.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
@@ -114,6 +115,31 @@ def _scalar_dtype() -> Any:
     return float64 if get_default_dtype() is float64 else float32
 
 
+def _closure_loss(closure: Callable[[], Any] | None) -> Any:
+    """What ``step(closure)`` returns: the closure's loss, computed with grad mode on (it calls
+    ``backward``), or None without a closure."""
+    if closure is None:
+        return None
+    with enable_grad():
+        return closure()
+
+
+def _zero_step(p: Tensor, group: dict[str, Any]) -> Tensor:
+    """A new step counter: a 0-d float tensor (on the parameter's device when capturable/fused)."""
+    if group.get("capturable") or group.get("fused"):
+        return zeros((), dtype=float32 if group.get("fused") else _scalar_dtype(),
+                     device=p.device)
+    return tensor(0.0, dtype=_scalar_dtype())
+
+
+def _steps_as_tensors(opt: Optimizer, group: dict[str, Any]) -> None:
+    """Old checkpoints stored ``step`` as a number: make it a tensor again (torch does too)."""
+    for p in group["params"]:
+        s = opt.state.get(p, {})
+        if len(s) != 0 and "step" in s and not isinstance(s["step"], Tensor):
+            s["step"] = tensor(float(s["step"]), dtype=_scalar_dtype())
+
+
 def _check_lr(lr: Any) -> None:
     if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
@@ -128,6 +154,9 @@ class Optimizer:
     or of dicts (parameter groups); ``defaults`` holds the value of every hyper-parameter that a
     group does not set itself.
     """
+
+    #: Settings that groups from an older checkpoint may lack, with the value they take on load.
+    _group_defaults: tuple[tuple[str, Any], ...] = ()
 
     def __init__(self, params: Any, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -169,6 +198,10 @@ class Optimizer:
             if name not in self.__dict__:
                 setattr(self, name, OrderedDict())
         self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:
+            for key, default in self._group_defaults:
+                group.setdefault(key, default)
+            _steps_as_tensors(self, group)
 
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("
@@ -258,6 +291,20 @@ class Optimizer:
     def _params_with_grad(self, group: dict[str, Any]) -> list[Tensor]:
         """The parameters of ``group`` that received a gradient (the others are left alone)."""
         return [p for p in group["params"] if p.grad is not None]
+
+    def _lazy_state(self, p: Tensor, group: dict[str, Any], *buffers: str,
+                    **first: Callable[[], Any]) -> dict[str, Any]:
+        """``p``'s state, made at its first step: a step counter, then ``first``'s entries (each
+        made by calling it), then a zero tensor per name in ``buffers``; torch's key order."""
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _zero_step(p, {"capturable": group.get("capturable", False),
+                                           "fused": group.get("fused")})
+            for name, make in first.items():
+                state[name] = make()
+            for name in buffers:
+                state[name] = zeros_like(p)
+        return state
 
     # ------------------------------------------------------------------ hooks
     def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .._creation import zeros_like
 from .._pieces import piece, pieces
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad
-from .adam import _steps_as_tensors, _zero_step
-from .optimizer import Optimizer, _check_lr, _to_scalar, _use_grad_for_differentiable
+from .optimizer import (Optimizer, _check_lr, _closure_loss, _to_scalar,
+                        _use_grad_for_differentiable)
 
 __all__ = ["RMSprop", "rmsprop", "rmsprop_step"]
 
@@ -23,6 +21,9 @@ __all__ = ["RMSprop", "rmsprop", "rmsprop_step"]
 class RMSprop(Optimizer):
     """``RMSprop(params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
     centered=False, capturable=False, foreach=None, maximize=False, differentiable=False)``."""
+
+    _group_defaults = (("momentum", 0), ("centered", False), ("foreach", None),
+                       ("maximize", False), ("differentiable", False), ("capturable", False))
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
@@ -42,34 +43,14 @@ class RMSprop(Optimizer):
                     "foreach": foreach, "maximize": maximize, "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, default in (("momentum", 0), ("centered", False), ("foreach", None),
-                                 ("maximize", False), ("differentiable", False),
-                                 ("capturable", False)):
-                group.setdefault(key, default)
-            _steps_as_tensors(self, group)
-
     @_use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params = self._params_with_grad(group)
-            for p in params:
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _zero_step(p, {"capturable": group["capturable"]})
-                    state["square_avg"] = zeros_like(p)
-                    if group["momentum"] > 0:
-                        state["momentum_buffer"] = zeros_like(p)
-                    if group["centered"]:
-                        state["grad_avg"] = zeros_like(p)
-            st = [self.state[p] for p in params]
+            extra = ("momentum_buffer",) * (group["momentum"] > 0) + ("grad_avg",) * group["centered"]
+            st = [self._lazy_state(p, group, "square_avg", *extra) for p in params]
             rmsprop(params, [p.grad for p in params], [s["square_avg"] for s in st],
                     [s["grad_avg"] for s in st] if group["centered"] else [],
                     [s["momentum_buffer"] for s in st] if group["momentum"] > 0 else [],

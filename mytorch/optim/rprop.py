@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .._creation import full_like, zeros_like
+from .._creation import full_like
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad
-from .adam import _steps_as_tensors, _zero_step
-from .optimizer import Optimizer, _check_lr, _to_scalar, _use_grad_for_differentiable
+from .optimizer import (Optimizer, _check_lr, _closure_loss, _to_scalar,
+                        _use_grad_for_differentiable)
 
 __all__ = ["Rprop", "rprop"]
 
@@ -20,6 +19,9 @@ __all__ = ["Rprop", "rprop"]
 class Rprop(Optimizer):
     """``Rprop(params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False,
     foreach=None, maximize=False, differentiable=False)``."""
+
+    _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
+                       ("capturable", False))
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-2,
                  etas: tuple[float, float] = (0.5, 1.2),
@@ -34,30 +36,16 @@ class Rprop(Optimizer):
                     "capturable": capturable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, default in (("foreach", None), ("maximize", False),
-                                 ("differentiable", False), ("capturable", False)):
-                group.setdefault(key, default)
-            _steps_as_tensors(self, group)
-
     @_use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params = self._params_with_grad(group)
-            for p in params:
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _zero_step(p, {"capturable": group["capturable"]})
-                    state["prev"] = zeros_like(p)
-                    state["step_size"] = full_like(p.grad, _to_scalar(group["lr"]))
-            st = [self.state[p] for p in params]
+            st = [self._lazy_state(p, group, "prev") for p in params]
+            for p, s in zip(params, st):
+                if "step_size" not in s:
+                    s["step_size"] = full_like(p.grad, _to_scalar(group["lr"]))
             etaminus, etaplus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]
             rprop(params, [p.grad for p in params], [s["prev"] for s in st],

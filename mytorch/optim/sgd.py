@@ -15,9 +15,9 @@ from typing import Any, Callable
 
 from .._pieces import piece, pieces
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad
 from . import _fused
-from .optimizer import Optimizer, _check_lr, _to_scalar, _use_grad_for_differentiable
+from .optimizer import (Optimizer, _check_lr, _closure_loss, _to_scalar,
+                        _use_grad_for_differentiable)
 
 __all__ = ["SGD", "sgd", "sgd_step"]
 
@@ -25,6 +25,9 @@ __all__ = ["SGD", "sgd", "sgd_step"]
 class SGD(Optimizer):
     """``SGD(params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
     maximize=False, foreach=None, differentiable=False, fused=None)``."""
+
+    _group_defaults = (("nesterov", False), ("maximize", False), ("foreach", None),
+                       ("differentiable", False), ("fused", False))
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-3, momentum: float = 0,
                  dampening: float = 0, weight_decay: float | Tensor = 0, nesterov: bool = False,
@@ -47,22 +50,10 @@ class SGD(Optimizer):
             if foreach:
                 raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
-
     @_use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params = self._params_with_grad(group)
             grads = [p.grad for p in params]
