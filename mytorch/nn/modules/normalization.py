@@ -16,6 +16,24 @@ from .module import Module
 __all__ = ["LayerNorm", "GroupNorm"]
 
 
+def _affine_parameters(module: Module, shape: tuple, affine: bool, bias: bool,
+                       factory_kwargs: dict[str, Any]) -> None:
+    """The learnable scale ``weight`` and shift ``bias`` of that shape (registered as None when
+    ``affine`` or ``bias`` is off), set to 1 and 0."""
+    module.register_parameter("weight", Parameter(empty(shape, **factory_kwargs)) if affine
+                              else None)
+    module.register_parameter("bias", Parameter(empty(shape, **factory_kwargs))
+                              if affine and bias else None)
+    module.reset_parameters()
+
+
+def _reset_affine(module: Module) -> None:
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
     """Normalise over the trailing ``normalized_shape`` dims; ``weight``/``bias`` have that shape."""
 
@@ -31,23 +49,11 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, **factory_kwargs))
-            if bias:
-                self.bias = Parameter(empty(self.normalized_shape, **factory_kwargs))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, factory_kwargs)
 
     def reset_parameters(self) -> None:
         """``weight = 1``, ``bias = 0``."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -73,23 +79,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if self.affine:
-            self.weight = Parameter(empty(num_channels, **factory_kwargs))
-            if bias:
-                self.bias = Parameter(empty(num_channels, **factory_kwargs))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_parameters(self, (num_channels,), affine, bias, factory_kwargs)
 
     def reset_parameters(self) -> None:
         """``weight = 1``, ``bias = 0``."""
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
