@@ -118,7 +118,7 @@ def storage_record(tensor: "Tensor", keys: dict) -> tuple:
 
 @piece("08.2")
 def rebuild_tensor(record: tuple, storage_offset: int, size: tuple, stride: tuple, loaded: dict,
-                   read: Callable[[tuple], "Tensor"]) -> "Tensor":
+                   read: "Callable[[tuple], Tensor]") -> "Tensor":
     """A saved tensor, back: a view of its storage, and each storage read from the file once.
 
     ``record`` is what :func:`storage_record` wrote for it, ``('storage', dtype, key, location,
