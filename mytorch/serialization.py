@@ -117,12 +117,19 @@ def storage_record(tensor: "Tensor", keys: dict) -> tuple:
 
 
 @piece("08.2")
-def rebuild_tensor(storage: "Tensor", storage_offset: int, size: tuple, stride: tuple) -> "Tensor":
-    """The saved tensor, as a view into ``storage`` (all of a storage, as a flat 1-D tensor).
+def rebuild_tensor(record: tuple, storage_offset: int, size: tuple, stride: tuple, loaded: dict,
+                   read: "Callable[[tuple], Tensor]") -> "Tensor":
+    """A saved tensor, back: a view of its storage, and each storage read from the file once.
 
-    Two tensors rebuilt from one storage share its memory, as they did before saving.
+    ``record`` is what :func:`storage_record` wrote for it, ``('storage', dtype, key, location,
+    numel)``. ``loaded`` maps the keys of the storages read so far to them (whole storages, as
+    flat 1-D tensors); a storage not read yet is read with ``read(record)`` and kept there. So
+    tensors saved from one storage view one storage again, as they did before saving.
     """
-    return storage.as_strided(size, stride, storage_offset)
+    key = record[2]
+    if key not in loaded:
+        loaded[key] = read(record)
+    return loaded[key].as_strided(size, stride, storage_offset)
 
 
 @piece("08.6")
@@ -446,20 +453,47 @@ class _StorageType:
         self.dtype = dtype            # None: torch.storage.UntypedStorage (raw bytes)
 
 
-def _rebuild_tensor_v2(storage: Tensor, storage_offset: int, size: tuple, stride: tuple,
-                       requires_grad: bool, backward_hooks: Any, metadata: Any = None) -> Tensor:
-    t = pieces.rebuild_tensor(storage, storage_offset, tuple(size), tuple(stride))
+class _SavedStorage:
+    """A storage the pickle refers to (its persistent id), not read yet: the tensor that views it
+    reads it, through the loader's cache (piece 08.2)."""
+
+    def __init__(self, record: tuple, loader: "_Loader") -> None:
+        self.record, self.loader = record, loader   # ('storage', dtype or None, key, location, numel)
+        self.used = False
+
+    def rebuild(self, storage_offset: int, size: tuple, stride: tuple,
+                dtype: D.dtype | None = None) -> Tensor:
+        record = self.record
+        if record[1] is None:           # torch.storage.UntypedStorage: bytes, typed by the tensor
+            dtype = dtype or D.uint8
+            tag, _, key, location, nbytes = record
+            if nbytes % dtype.itemsize:
+                raise RuntimeError(f"{self.loader.name}: storage '{key}' holds {nbytes} bytes, "
+                                   f"not a whole number of {dtype} elements: the file is corrupt.")
+            record = (tag, dtype, key, location, nbytes // dtype.itemsize)
+        self.used = True
+        return pieces.rebuild_tensor(record, storage_offset, tuple(size), tuple(stride),
+                                     self.loader.loaded, self.loader.read)
+
+
+def _rebuild_tensor_v2(storage: _SavedStorage, storage_offset: int, size: tuple, stride: tuple,
+                       requires_grad: bool, backward_hooks: Any, metadata: Any = None,
+                       dtype: D.dtype | None = None) -> Tensor:
+    if not isinstance(storage, _SavedStorage):
+        raise pickle.UnpicklingError(f"_rebuild_tensor_v2 expects a storage, got "
+                                     f"{type(storage).__name__}")
+    t = storage.rebuild(storage_offset, size, stride, dtype)
     t = t.detach()                   # a plain leaf, like torch's (not a view with a history)
     if requires_grad:
         t.requires_grad_(True)
     return t
 
 
-def _rebuild_tensor_v3(storage: Tensor, storage_offset: int, size: tuple, stride: tuple,
+def _rebuild_tensor_v3(storage: _SavedStorage, storage_offset: int, size: tuple, stride: tuple,
                        requires_grad: bool, backward_hooks: Any, dtype: D.dtype,
                        metadata: Any = None) -> Tensor:
-    return _rebuild_tensor_v2(storage.view(dtype), storage_offset, size, stride, requires_grad,
-                              backward_hooks)
+    return _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad,
+                              backward_hooks, dtype=dtype)
 
 
 def _rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any) -> Parameter:
@@ -574,7 +608,7 @@ class _Unpickler(pickle.Unpickler):
         return obj
 
     def persistent_load(self, pid: Any) -> Any:
-        return self._loader.storage(pid)
+        return self._loader.record(pid)
 
 
 class _Loader:
@@ -582,7 +616,8 @@ class _Loader:
 
     def __init__(self, f: Any, name: str, map_location: Any, use_mmap: bool) -> None:
         self.f, self.name, self.map_location = f, name, map_location
-        self.cache: dict[str, Tensor] = {}
+        self.loaded: dict[str, Tensor] = {}      # key -> storage read (filled by rebuild_tensor)
+        self.records: list[_SavedStorage] = []   # every storage the pickle referred to
         self.mm = None
         if use_mmap:
             self.mm = _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_COPY)
@@ -655,23 +690,39 @@ class _Loader:
                                "match the CRC-32 checksum stored in the archive.")
         return arr
 
-    def storage(self, pid: Any) -> Tensor:
-        """The flat tensor over one storage, read once, on the device it is mapped to."""
+    def record(self, pid: Any) -> _SavedStorage:
+        """A persistent id ``('storage', torch.FloatStorage, key, location, numel)``, checked, as
+        the record :func:`storage_record` made (a mytorch dtype; ``None`` for untyped bytes)."""
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
             raise pickle.UnpicklingError(f"{self.name}: unknown persistent id {pid!r}")
         _, storage_type, key, location, numel = pid
-        if key in self.cache:
-            return self.cache[key]
-        dtype = storage_type.dtype if isinstance(storage_type, _StorageType) else None
-        if dtype is None and not isinstance(storage_type, _StorageType):
+        if not isinstance(storage_type, _StorageType):
             raise pickle.UnpicklingError(f"{self.name}: unknown storage type {storage_type!r}")
-        arr = self._record_array(f"data/{key}", (dtype or D.uint8).np, numel)
-        flat = Tensor._wrap(arr)
+        saved = _SavedStorage(("storage", storage_type.dtype, str(key), location, numel), self)
+        self.records.append(saved)
+        return saved
+
+    def read(self, record: tuple) -> Tensor:
+        """The storage ``record`` names, read from the file: a flat tensor of ``numel`` elements
+        of ``dtype``, on the device ``map_location`` sends it to. (Reading it once per key is the
+        job of the piece that calls this, ``rebuild_tensor``.)"""
+        _, dtype, key, location, numel = record
+        flat = Tensor._wrap(self._record_array(f"data/{key}", dtype.np, numel))
         target = self._target(location, flat)
         if target != "cpu":
             flat = flat.to(target)
-        self.cache[key] = flat
         return flat
+
+    def storages_left(self, obj: Any) -> Any:
+        """``obj`` with any storage the pickle holds outside a tensor (a bare ``torch.save(t.
+        untyped_storage())``) read, as a flat tensor of its bytes."""
+        if isinstance(obj, _SavedStorage):
+            return obj.rebuild(0, (obj.record[4],), (1,))
+        if type(obj) in (list, tuple):
+            return type(obj)(self.storages_left(x) for x in obj)
+        if type(obj) in (dict, OrderedDict):
+            return type(obj)((k, self.storages_left(v)) for k, v in obj.items())
+        return obj
 
     def _target(self, location: str, flat: Tensor) -> str:
         target = pieces.map_location_device(UntypedStorage._of(flat), location, self.map_location)
@@ -727,7 +778,8 @@ class _LegacyLoader(_Loader):
 
     def __init__(self, f: BinaryIO, name: str, map_location: Any) -> None:
         self.f, self.name, self.map_location = f, name, map_location
-        self.cache: dict[str, Tensor] = {}
+        self.loaded: dict[str, Tensor] = {}
+        self.records: list[_SavedStorage] = []
         self.mm = None
         f.seek(0)
         try:
@@ -756,13 +808,13 @@ class _LegacyLoader(_Loader):
         self.f.seek(start)
         return self.f.read(end - start)
 
-    def storage(self, pid: Any) -> Tensor:
+    def record(self, pid: Any) -> _SavedStorage:
         if isinstance(pid, tuple) and len(pid) == 6 and pid[0] == "storage":
             if pid[5] is not None:
                 raise RuntimeError(f"{self.name}: storage views of the legacy format (torch < "
                                    "0.4) are not supported")
             pid = pid[:5]
-        return super().storage(pid)
+        return super().record(pid)
 
     def _record_array(self, record: str, dtype: np.dtype, count: int) -> np.ndarray:
         key = record[len("data/"):]
@@ -893,8 +945,11 @@ def _load(fh: BinaryIO, name: str, map_location: Any, weights_only: bool, use_mm
     unpickler = _Unpickler(io.BytesIO(loader.read_pickle()), loader, weights_only,
                            **pickle_load_args)
     try:
-        return unpickler.load()
+        obj = unpickler.load()
     except _Blocked as e:
         raise pickle.UnpicklingError(_weights_only_message(name, e)) from None
     except (EOFError, pickle.UnpicklingError, struct.error) as e:
         raise RuntimeError(f"{name}: the pickle inside the checkpoint is corrupt ({e}).") from None
+    if not all(saved.used for saved in loader.records):
+        obj = loader.storages_left(obj)
+    return obj

@@ -141,3 +141,19 @@ def test_solution_only_prose_is_left_out_of_the_student_version() -> None:
     student = strip_solutions(source)
     assert "1 - β^t" not in student and '"solution"' not in student
     assert student == text  # everything else byte for byte
+
+
+def test_every_real_piece_pasted_back_is_found() -> None:
+    """Each of mytorch's pieces (08.2's four-line body included), pasted into a chapter as its
+    solution shows it, is a leak of that piece, shown whole; and the chapters as they are show none."""
+    from bookkit.pieces import piece_source
+
+    bodies = leaks.reference_bodies()
+    assert "rebuild_tensor" in bodies and len(bodies["rebuild_tensor"][1]) >= 4
+    for name in bodies:
+        parts = piece_source(name).split("### BEGIN SOLUTION")[1:]  # a class: one per method
+        pasted = "\n".join(part.split("### END SOLUTION")[0] for part in parts).split("\n")
+        found = leaks.find(["print('before')", *pasted, "print('after')"], bodies)
+        assert any(leak.piece == name and leak.whole for leak in found), name
+    problems = [p for chapter in Project(ROOT).chapters() for p in leaks.check_chapter(chapter, bodies)]
+    assert problems == []

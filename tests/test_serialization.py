@@ -143,6 +143,50 @@ def test_mmap_load_is_copy_on_write(tmp_path) -> None:
         mytorch.load(io.BytesIO(b""), mmap=True)
 
 
+@pytest.mark.parametrize("legacy", [False, True])
+def test_load_rebuilds_every_tensor_through_the_piece_reading_each_storage_once(legacy) -> None:
+    """Piece 08.2 is the loading twin of 08.1: the loader hands ``rebuild_tensor`` the record
+    ``storage_record`` made for each tensor (an untyped storage of a newer dtype counted in that
+    dtype's elements), and the piece reads each storage once, so the views share again."""
+    from mytorch._pieces import REGISTRY
+    from mytorch.mine import plugged
+
+    reference = REGISTRY["rebuild_tensor"].reference
+    records, reads = [], []
+
+    def spy(record, storage_offset, size, stride, loaded, read):
+        records.append(record)
+
+        def counted(rec):
+            reads.append(rec[2])
+            return read(rec)
+        return reference(record, storage_offset, size, stride, loaded, counted)
+
+    base = mytorch.arange(12.0).reshape(3, 4)
+    words = mytorch.arange(6, dtype=mytorch.uint16)      # torch writes it untyped (v3)
+    saved = {"base": base, "t": base.t(), "row": base[1], "words": words, "tail": words[2:]}
+    keys: dict = {}
+    want = [S.storage_record(t, keys) for t in saved.values()]
+    buf = io.BytesIO()
+    mytorch.save(saved, buf, _use_new_zipfile_serialization=not legacy)
+    buf.seek(0)
+    with plugged(rebuild_tensor=spy):
+        back = mytorch.load(buf)
+    assert records == want and reads == ["0", "1"]
+    back["base"][1, 0] = -1.0
+    back["words"][3] = 99
+    assert back["row"][0].item() == -1.0 and back["t"][0, 1].item() == -1.0
+    assert back["tail"].tolist() == [2, 99, 4, 5] and back["t"].stride() == (1, 4)
+
+
+def test_a_storage_saved_outside_a_tensor_loads_as_its_flat_data() -> None:
+    buf = io.BytesIO()
+    torch.save({"s": torch.arange(4.0).untyped_storage(), "t": torch.arange(3.0)}, buf)
+    buf.seek(0)
+    got = mytorch.load(buf)
+    assert got["s"].dtype == mytorch.uint8 and got["s"].numel() == 16
+    assert got["s"].view(mytorch.float32).tolist() == [0.0, 1.0, 2.0, 3.0]
+
 def test_different_dtypes_on_one_storage_are_refused() -> None:
     x = mytorch.arange(4.0)
     with pytest.raises(RuntimeError, match="Cannot save multiple tensors or storages that view "

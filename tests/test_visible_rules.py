@@ -160,6 +160,18 @@ def test_the_hostile_submission_delegates_every_piece() -> None:
     assert seen == set(reg)
 
 
+
+def test_the_slow_tests_cover_every_chapter_with_pieces() -> None:
+    """The per-chapter tests below run on every exercise file; each chapter that has pieces has
+    one, and its piece cells are exactly the registry's pieces of that chapter (08.2 included)."""
+    reg = registry()
+    by_chapter = {int(name[:2]): name for name in CHAPTERS}
+    assert {p.chapter for p in reg.values()} <= set(by_chapter)
+    for chapter, name in by_chapter.items():
+        text = (ROOT / "solutions" / f"{name}.md").read_text(encoding="utf-8")
+        cells = {m["piece"] for _, _, _, m in _cells(text.split("\n")) if m.get("piece")}
+        assert cells == {n for n, p in reg.items() if p.chapter == chapter}, name
+
 # ---------------------------------------------------------------- slow: notebooks and the grader
 
 
