@@ -15,6 +15,11 @@ the wrappers pass through. Modules whose ``forward`` is not made of public opera
 recurrent layers run fused kernels) have *module* converters, found by class: ``Module.__call__``
 is wrapped too. Operations on values that do not depend on the inputs (parameters, buffers,
 ``x.size(0)``) are not converted: their results become constants of the graph.
+
+An operation is known by its function object, so a function the bfloat16 support wrapped
+(``mytorch/_bfloat16.py``) is known under both: the wrapper and, behind its
+``__wrapped_for_bfloat16__`` marker, the original, which a reference taken before the first
+bfloat16 use still holds (a model's ``activation=F.gelu``).
 """
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 import mytorch
+from mytorch._bfloat16 import original
 from mytorch._tensor import Tensor
 from mytorch.nn import Module
 from mytorch.nn import functional as F
@@ -71,6 +77,9 @@ def _operations() -> dict[int, tuple[Callable, str]]:
         if attr.startswith("_") and attr not in _DUNDERS:
             return
         found[id(fn)] = (fn, _DUNDERS.get(attr, attr))
+        inner = original(fn)  # a bfloat16 wrapper's function: the same operation, by name
+        if inner is not fn:
+            found.setdefault(id(inner), (inner, _DUNDERS.get(attr, attr)))
 
     for attr, value in vars(Tensor).items():
         consider(value, attr)
