@@ -58,14 +58,18 @@ def programs() -> dict[str, Callable[[ModuleType], Any]]:
     }
 
 
-def _best(fn: Callable[[], Any], repeat: int) -> float:
-    fn()  # warm up
-    best = float("inf")
+def _best(runs: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
+    """Best CPU ms of each callable over ``repeat`` rounds, the libraries taking turns in every
+    round (a busy machine's slow spell then falls on both, not on one library's whole series)."""
+    for fn in runs.values():
+        fn()  # warm up
+    best = dict.fromkeys(runs, float("inf"))
     for _ in range(repeat):
-        t = time.process_time()  # CPU time: one thread each, a busy machine's other processes
-        fn()                     # do not count
-        best = min(best, time.process_time() - t)
-    return best * 1e3
+        for k, fn in runs.items():
+            t = time.process_time()  # CPU time: one thread each, other processes do not count
+            fn()
+            best[k] = min(best[k], time.process_time() - t)
+    return {k: v * 1e3 for k, v in best.items()}
 
 
 def measure(repeat: int = 3, names: list[str] | None = None) -> list[tuple[str, float, float]]:
@@ -78,9 +82,10 @@ def measure(repeat: int = 3, names: list[str] | None = None) -> list[tuple[str, 
         for name, run in programs().items():
             if names is not None and name not in names:
                 continue
-            mine = _best(lambda run=run: run(mytorch), repeat)
-            ref = _best(lambda run=run: run(torch), repeat) if torch is not None else float("nan")
-            rows.append((name, mine, ref))
+            libs = {"mytorch": mytorch, **({"torch": torch} if torch is not None else {})}
+            best = _best({k: (lambda run=run, lib=lib: run(lib)) for k, lib in libs.items()},
+                         repeat)
+            rows.append((name, best["mytorch"], best.get("torch", float("nan"))))
     return rows
 
 
