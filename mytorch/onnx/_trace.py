@@ -30,7 +30,6 @@ from collections.abc import Callable
 from typing import Any
 
 import mytorch
-from mytorch._bfloat16 import original
 from mytorch._tensor import Tensor
 from mytorch.nn import Module
 from mytorch.nn import functional as F
@@ -77,8 +76,8 @@ def _operations() -> dict[int, tuple[Callable, str]]:
         if attr.startswith("_") and attr not in _DUNDERS:
             return
         found[id(fn)] = (fn, _DUNDERS.get(attr, attr))
-        inner = original(fn)  # a bfloat16 wrapper's function: the same operation, by name
-        if inner is not fn:
+        inner = getattr(fn, "__wrapped_for_bfloat16__", fn)  # a bfloat16 wrapper's function:
+        if inner is not fn:                                   # the same operation, by name
             found.setdefault(id(inner), (inner, _DUNDERS.get(attr, attr)))
 
     for attr, value in vars(Tensor).items():
