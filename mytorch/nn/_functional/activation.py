@@ -364,7 +364,7 @@ def _row_sum(x: Any, axis: int) -> Any:
     return flat.reshape(x.shape[:-1] + (1,))
 
 
-def _softmax_backward_arrays(y: "Tensor", grad: "Tensor", dim: int) -> "Tensor":
+def _softmax_backward_arrays(y: Tensor, grad: Tensor, dim: int) -> Tensor:
     """:func:`softmax_backward` on arrays in a plain backward (grad mode off, host memory)."""
     ya, ga = y._data, grad._data
     if STATE.enabled or type(ya) is not np.ndarray or type(ga) is not np.ndarray or ya.ndim == 0 \

@@ -425,7 +425,7 @@ def lstm_cell_step(x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor,
             FP_STATE.reset(token)
         res = (dx, dh, dc, dwi, dwh, db, None if db is None else db.copy())
         return tuple(None if a is None or not (isinstance(t, Tensor) and t._requires_grad)
-                     else wrap(a, dev) for a, t in zip(res, inputs))
+                     else wrap(a, dev) for a, t in zip(res, inputs, strict=True))
 
     record_outputs("MulBackward0", [h_t, c_t], inputs, backward, saved=tuple(tensors))
     return h_t, c_t
