@@ -206,6 +206,40 @@ def _rebind(holder: Any, replaced: dict) -> None:
         setattr(holder, attr, staticmethod(w) if isinstance(value, staticmethod) else w)
 
 
+# Pickling. ``pickle`` saves a function as a reference, ``module.qualname``, and refuses one that
+# the reference does not find again: a model that took ``F.gelu`` as an attribute before the
+# first bfloat16 use holds the original, while ``activation.gelu`` is now the wrapper. So, while
+# installed, an original's ``__qualname__`` is ``gelu.__bfloat16_original__``, which leads from
+# the wrapper back to it; and every op names itself by that attribute for good (set below, at
+# import), so such a file loads in a process that never used bfloat16 as well.
+_ORIGINAL = "__bfloat16_original__"
+_RENAMED: list[tuple[Callable, str]] = []  # (original, its own __qualname__) for uninstall
+
+
+def _mark_originals() -> None:
+    from .nn import functional as F  # (mytorch is imported by now: this runs at its end)
+
+    names = COMPUTE_IN_FLOAT32 + FILL_IN_FLOAT32 + INPLACE_IN_FLOAT32
+    for holder in (Tensor, sys.modules["mytorch"], F):
+        for name in names:
+            fn = vars(holder).get(name)
+            if callable(fn) and not hasattr(fn, "__wrapped_for_bfloat16__"):
+                try:
+                    setattr(fn, _ORIGINAL, fn)
+                except (AttributeError, TypeError):  # (a builtin: nothing to mark)
+                    pass
+
+
+def _rename_originals(replaced: dict) -> None:
+    for w in replaced.values():
+        fn = w.__wrapped_for_bfloat16__
+        if isinstance(getattr(fn, "__qualname__", None), str):
+            _RENAMED.append((fn, fn.__qualname__))
+            fn.__qualname__ = f"{fn.__qualname__}.{_ORIGINAL}"
+            setattr(fn, _ORIGINAL, fn)
+        w.__dict__[_ORIGINAL] = fn
+
+
 def install() -> None:
     """Wrap the float32-computing ops in ``mytorch``, ``Tensor`` and ``nn.functional`` (once),
     and rebind every reference to them that mytorch's modules and classes hold."""
@@ -230,6 +264,7 @@ def install() -> None:
                        if isinstance(v, type) and (v.__module__ or "").startswith("mytorch"))
     for cls in classes:
         _rebind(cls, replaced)
+    _rename_originals(replaced)
 
 
 def uninstall() -> None:
@@ -238,5 +273,8 @@ def uninstall() -> None:
     while _UNDO:
         holder, name, fn = _UNDO.pop()
         setattr(holder, name, fn)
+    while _RENAMED:
+        fn, qualname = _RENAMED.pop()
+        fn.__qualname__ = qualname
     _installed[0] = False
     D._EXTENSION_NP.clear()  # so that the next use of a bfloat16 dtype runs the hooks again

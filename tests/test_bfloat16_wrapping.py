@@ -172,3 +172,23 @@ def test_the_torch_surface_is_unchanged():
     surface.test_every_tensor_name_is_implemented_or_listed()
     surface.test_the_list_names_nothing_mytorch_implements()
     surface.test_dir_stays_clean()
+
+
+def test_a_model_holding_an_op_pickles_after_bfloat16_use_and_loads_anywhere():
+    """A layer that took ``F.gelu`` before the first bfloat16 use holds the unwrapped function;
+    pickle (and ``save``) find it again through the wrapper, and the file loads in a process
+    without the wrappers too (here: after ``uninstall``)."""
+    import pickle
+
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, activation=F.gelu)
+    _use_bfloat16()
+    data = pickle.dumps(layer)
+    buf = io.BytesIO()
+    mytorch.save(layer, buf)
+    assert pickle.loads(data).activation is _bfloat16.original(F.gelu)
+    qualname = F.gelu.__qualname__
+    _bfloat16.uninstall()
+    assert F.gelu.__qualname__ == qualname == "gelu"  # the originals' names come back
+    assert pickle.loads(data).activation is F.gelu
+    buf.seek(0)
+    assert mytorch.load(buf, weights_only=False).activation is F.gelu
