@@ -7,6 +7,15 @@ upcast: a bfloat16 sum, matmul, ``exp`` or softmax is computed in float32 and ro
 bfloat16 once, at the end. ``install`` wraps the ops that need it so that they do exactly that
 (differentiably: the casts are recorded, so gradients come back as bfloat16). It runs the first
 time a bfloat16 tensor is made, so programs that never use one pay nothing.
+
+Replacing functions that other code holds has global effects, each handled here and tested in
+tests/test_bfloat16_wrapping.py: every reference mytorch's modules and classes hold is rebound
+to the one wrapper of its op (``staticmethod`` attributes such as ``nn.Softmax._fn`` included),
+so nothing sees two functions for one op; a wrapper keeps the op's ``__name__``, docstring and
+signature (``functools.wraps``) and names the original in ``__wrapped_for_bfloat16__``, which the
+ONNX tracer and the profiler read, so a reference taken before the first bfloat16 use (a model's
+``activation=F.gelu``) is still the same op to them; and pickling still finds such a reference
+(see ``_ORIGINAL``).
 """
 from __future__ import annotations
 
