@@ -12,6 +12,7 @@ from . import (
     cases_nn_loss,
     cases_nn_norm,
     cases_optim,
+    cases_programs,
     cases_rnn,
     cases_small,
     cases_tensor,
@@ -27,7 +28,7 @@ SUITES = {"tensor": cases_tensor.CASES, "nn_loss": cases_nn_loss.CASES,
 # Suites that measure something other than one call (e.g. a DataLoader's epoch) print their own
 # table: report(repeat) -> (text, missed targets).
 REPORTS = {"data": cases_data.report, "training": cases_training.report,
-           "gpt": cases_gpt.report}
+           "gpt": cases_gpt.report, "programs": cases_programs.report}
 
 
 def main(argv: list[str] | None = None) -> int:

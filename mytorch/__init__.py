@@ -119,6 +119,7 @@ from ._surface import bind_torch_functions as _bind_torch_functions  # noqa: E40
 _bind_torch_functions(globals())
 from . import _bfloat16  # noqa: E402
 
+_bfloat16._mark_originals()  # (pickled references to an op stay valid once wrapped)
 _dtype.ON_EXTENSION_LOAD.append(_bfloat16.install)  # bfloat16 ops compute in float32, as torch's
 if _dtype._EXTENSION_NP:  # (a bfloat16 dtype was already used while mytorch was importing)
     _bfloat16.install()

@@ -7,6 +7,15 @@ upcast: a bfloat16 sum, matmul, ``exp`` or softmax is computed in float32 and ro
 bfloat16 once, at the end. ``install`` wraps the ops that need it so that they do exactly that
 (differentiably: the casts are recorded, so gradients come back as bfloat16). It runs the first
 time a bfloat16 tensor is made, so programs that never use one pay nothing.
+
+Replacing functions that other code holds has global effects, each handled here and tested in
+tests/test_bfloat16_wrapping.py: every reference mytorch's modules and classes hold is rebound
+to the one wrapper of its op (``staticmethod`` attributes such as ``nn.Softmax._fn`` included),
+so nothing sees two functions for one op; a wrapper keeps the op's ``__name__``, docstring and
+signature (``functools.wraps``) and names the original in ``__wrapped_for_bfloat16__``, which the
+ONNX tracer and the profiler read, so a reference taken before the first bfloat16 use (a model's
+``activation=F.gelu``) is still the same op to them; and pickling still finds such a reference
+(see ``_ORIGINAL``).
 """
 from __future__ import annotations
 
@@ -19,7 +28,7 @@ from . import _dtype as D
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
 
-__all__ = ["install", "uninstall"]
+__all__ = ["install", "original", "uninstall"]
 
 # ops whose torch CPU kernel computes a bfloat16 input in float32 (as names in mytorch,
 # Tensor and torch.nn.functional; a name missing from one of them is skipped there)
@@ -178,8 +187,71 @@ def _wrap_in(holder: Any, names: list[str], make: Callable, replaced: dict) -> N
         setattr(holder, name, replaced[id(fn)])
 
 
+def original(fn: Any) -> Any:
+    """The library's own function behind a bfloat16 wrapper (``fn`` itself when it is none).
+
+    The wrappers keep the op's identity visible: ``__wrapped__`` (so ``inspect.signature``
+    and ``__name__`` are the op's) and this marker, which the ONNX tracer and the profiler read
+    so that a wrapper and the function it wraps count as one operation, wherever a reference
+    to either is held (a module attribute, a class's ``staticmethod``, a model's attribute).
+    """
+    return getattr(fn, "__wrapped_for_bfloat16__", fn)
+
+
+def _mytorch_modules() -> list[Any]:
+    return [m for n, m in list(sys.modules.items())
+            if m is not None and (n == "mytorch" or n.startswith("mytorch."))]
+
+
+def _rebind(holder: Any, replaced: dict) -> None:
+    """Point every attribute of ``holder`` that holds a wrapped function at its wrapper: a
+    plain function, or one held as a ``staticmethod`` (nn.Softmax's ``_fn``)."""
+    for attr, value in list(vars(holder).items()):
+        fn = value.__func__ if isinstance(value, staticmethod) else value
+        if not callable(fn) or id(fn) not in replaced or fn is replaced[id(fn)]:
+            continue
+        _UNDO.append((holder, attr, value))
+        w = replaced[id(fn)]
+        setattr(holder, attr, staticmethod(w) if isinstance(value, staticmethod) else w)
+
+
+# Pickling. ``pickle`` saves a function as a reference, ``module.qualname``, and refuses one that
+# the reference does not find again: a model that took ``F.gelu`` as an attribute before the
+# first bfloat16 use holds the original, while ``activation.gelu`` is now the wrapper. So, while
+# installed, an original's ``__qualname__`` is ``gelu.__bfloat16_original__``, which leads from
+# the wrapper back to it; and every op names itself by that attribute for good (set below, at
+# import), so such a file loads in a process that never used bfloat16 as well.
+_ORIGINAL = "__bfloat16_original__"
+_RENAMED: list[tuple[Callable, str]] = []  # (original, its own __qualname__) for uninstall
+
+
+def _mark_originals() -> None:
+    from .nn import functional as F  # (mytorch is imported by now: this runs at its end)
+
+    names = COMPUTE_IN_FLOAT32 + FILL_IN_FLOAT32 + INPLACE_IN_FLOAT32
+    for holder in (Tensor, sys.modules["mytorch"], F):
+        for name in names:
+            fn = vars(holder).get(name)
+            if callable(fn) and not hasattr(fn, "__wrapped_for_bfloat16__"):
+                try:
+                    setattr(fn, _ORIGINAL, fn)
+                except (AttributeError, TypeError):  # (a builtin: nothing to mark)
+                    pass
+
+
+def _rename_originals(replaced: dict) -> None:
+    for w in replaced.values():
+        fn = w.__wrapped_for_bfloat16__
+        if isinstance(getattr(fn, "__qualname__", None), str):
+            _RENAMED.append((fn, fn.__qualname__))
+            fn.__qualname__ = f"{fn.__qualname__}.{_ORIGINAL}"
+            setattr(fn, _ORIGINAL, fn)
+        w.__dict__[_ORIGINAL] = fn
+
+
 def install() -> None:
-    """Wrap the float32-computing ops in ``mytorch``, ``Tensor`` and ``nn.functional`` (once)."""
+    """Wrap the float32-computing ops in ``mytorch``, ``Tensor`` and ``nn.functional`` (once),
+    and rebind every reference to them that mytorch's modules and classes hold."""
     if _installed[0]:
         return
     _installed[0] = True
@@ -187,16 +259,21 @@ def install() -> None:
     _wrap_in(Tensor, COMPUTE_IN_FLOAT32, _float32_compute, replaced)
     _wrap_in(Tensor, FILL_IN_FLOAT32, _fill_in_float32, replaced)
     _wrap_in(Tensor, INPLACE_IN_FLOAT32, _inplace_in_float32, replaced)
-    # every mytorch module that bound one of these functions (mytorch.exp, F.gelu, and the
-    # modules nn.GELU & co. call them from) gets the same wrapper
-    for name, module in list(sys.modules.items()):
-        if module is None or not (name == "mytorch" or name.startswith("mytorch.")):
-            continue
+    modules = _mytorch_modules()
+    for module in modules:
         _wrap_in(module, COMPUTE_IN_FLOAT32, _float32_compute, replaced)
-        for attr, value in list(vars(module).items()):
-            if callable(value) and id(value) in replaced and value is not replaced[id(value)]:
-                _UNDO.append((module, attr, value))
-                setattr(module, attr, replaced[id(value)])
+    # every mytorch module and class that bound one of these functions (mytorch.exp, F.gelu,
+    # the modules nn.GELU & co. call them from, nn.Softmax's staticmethod) gets the same
+    # wrapper: one function per op, so that nothing that looks ops up by identity (the ONNX
+    # tracer, the profiler) sees two
+    classes = {Tensor}
+    for module in modules:
+        _rebind(module, replaced)
+        classes.update(v for v in vars(module).values()
+                       if isinstance(v, type) and (v.__module__ or "").startswith("mytorch"))
+    for cls in classes:
+        _rebind(cls, replaced)
+    _rename_originals(replaced)
 
 
 def uninstall() -> None:
@@ -205,5 +282,8 @@ def uninstall() -> None:
     while _UNDO:
         holder, name, fn = _UNDO.pop()
         setattr(holder, name, fn)
+    while _RENAMED:
+        fn, qualname = _RENAMED.pop()
+        fn.__qualname__ = qualname
     _installed[0] = False
     D._EXTENSION_NP.clear()  # so that the next use of a bfloat16 dtype runs the hooks again

@@ -414,6 +414,12 @@ CASES: dict[str, list[G]] = {
     "SoftplusBackward0": [G(lambda t, a: nnf(t).softplus(a), [R(4)])],
     "LogSigmoidBackward0": [G(lambda t, a: nnf(t).logsigmoid(a), [R(5)])],
     "SoftmaxBackward0": [G(lambda t, a: nnf(t).softmax(a, dim=1), [R(2, 3)])],
+    "ScaledDotProductFlashAttentionForCpuBackward0": [
+        G(lambda t, q, k, v: nnf(t).scaled_dot_product_attention(q, k, v),
+          [R(2, 3, 4), R(2, 5, 4, seed=1), R(2, 5, 3, seed=2)]),
+        G(lambda t, q, k, v: nnf(t).scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                                scale=0.3),
+          [R(2, 2, 4, 3), R(2, 2, 4, 3, seed=1), R(2, 2, 4, 5, seed=2)])],
     "LogSoftmaxBackward0": [G(lambda t, a: nnf(t).log_softmax(a, dim=-1), [R(2, 3)])],
     "NllLossBackward0": [G(lambda t, a, y: nnf(t).nll_loss(a, y), [R(3, 4), I(0, 3, 1)])],
     "NllLossBackwardBackward0": [G(second(lambda t, x: nnf(t).nll_loss(x, t.tensor([0, 2, 1]))),

@@ -1,6 +1,8 @@
 """Activations, dropout, embedding, attention and spectral_norm against real PyTorch."""
 from __future__ import annotations
 
+import contextlib
+
 import math
 
 import numpy as np
@@ -277,6 +279,25 @@ SDPA = [
 @pytest.mark.parametrize("case", SDPA, ids=str)
 def test_scaled_dot_product_attention(case: Case) -> None:
     check(case)
+
+
+def test_scaled_dot_product_attention_double_backward_as_torch_math():
+    """The fused kernel's backward under ``create_graph`` (torch's CPU flash kernel has none:
+    its math kernel is the reference)."""
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    arrays = [np.random.default_rng(i).standard_normal((2, 2, 4, 3)) for i in range(3)]
+    grads = []
+    for t in (mytorch, torch):
+        xs = [t.tensor(a, requires_grad=True) for a in arrays]
+        with sdpa_kernel(SDPBackend.MATH) if t is torch else contextlib.nullcontext():
+            out = t.nn.functional.scaled_dot_product_attention(*xs, is_causal=True)
+            first = t.autograd.grad(out.pow(2).sum(), xs, create_graph=True)
+            sum(g.pow(2).sum() for g in first).backward()
+        grads.append([x.grad.detach().numpy() for x in xs])
+    for mine, ref in zip(*grads, strict=True):
+        np.testing.assert_allclose(mine, ref, rtol=1e-10, atol=1e-12)
 
 
 MHA = [

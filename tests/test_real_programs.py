@@ -4,8 +4,10 @@ Each program below is ordinary PyTorch code written for these tests (tensor basi
 module trained with an optimizer, a ``DataLoader`` pipeline, a quickstart-style classifier on
 scikit-learn's digits, a word-embedding model, an LSTM sequence tagger, a small CNN script, an
 MNIST-style script, a Transformer language model, a bag-of-words text classifier; and, from
-issue 24, a char-level nanoGPT, makemore's bigram and MLP, a tiny DCGAN, forward-forward and
-time-sequence prediction with LSTMCells and LBFGS). It takes
+issue 24, a char-level nanoGPT, makemore's bigram and MLP, a tiny DCGAN, forward-forward,
+time-sequence prediction with LSTMCells and LBFGS, the official polynomial tutorials, a graph
+attention network and the word-level LSTM language model; ``python -m bench programs`` times
+them against torch). It takes
 the library as its ``torch`` argument and never looks at which one it got. Both runs start from the
 same weights (set from a NumPy generator, the way a program loads pretrained values) and the same
 data, so their results must agree within float tolerance.
@@ -1220,3 +1222,245 @@ def time_sequence_prediction(torch):
 def test_time_sequence_prediction():
     mine, ref = _both(time_sequence_prediction)
     _close(mine, ref, rtol=1e-7, atol=1e-9)
+
+
+# ---------------------------------------------------------------- the polynomial tutorials
+def polynomial(torch, steps=300):
+    """The official "Learning PyTorch with Examples" fits of sin(x) by a cubic: first with tensors
+    and autograd (``x ** 2``, ``x ** 3``), then with ``nn.Sequential(Linear(3, 1), Flatten(0, 1))``
+    on ``x.unsqueeze(-1).pow(p)``, both updated by hand under ``no_grad``."""
+    import math
+    dtype = torch.float
+    x = torch.linspace(-math.pi, math.pi, 2000, dtype=dtype)
+    y = torch.sin(x)
+    a, b, c, d = (torch.tensor(v, dtype=dtype, requires_grad=True) for v in (0.1, -0.2, 0.3, -0.05))
+    learning_rate, out = 1e-6, {"autograd": [], "nn": []}
+    for t in range(steps):
+        y_pred = a + b * x + c * x ** 2 + d * x ** 3
+        loss = (y_pred - y).pow(2).sum()
+        if t % 100 == 99:
+            out["autograd"].append(loss.item())
+        loss.backward()
+        with torch.no_grad():
+            a -= learning_rate * a.grad
+            b -= learning_rate * b.grad
+            c -= learning_rate * c.grad
+            d -= learning_rate * d.grad
+            a.grad = None
+            b.grad = None
+            c.grad = None
+            d.grad = None
+    out["cubic"] = [a.item(), b.item(), c.item(), d.item()]
+    p = torch.tensor([1, 2, 3])
+    xx = x.unsqueeze(-1).pow(p)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 1), torch.nn.Flatten(0, 1))
+    _set_weights(torch, model, 11)
+    loss_fn = torch.nn.MSELoss(reduction="sum")
+    for t in range(steps):
+        y_pred = model(xx)
+        loss = loss_fn(y_pred, y)
+        if t % 100 == 99:
+            out["nn"].append(loss.item())
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for param in model.parameters():
+                param -= learning_rate * param.grad
+    linear_layer = model[0]
+    out["fit"] = [linear_layer.bias.item(), *linear_layer.weight[:, 0:3].flatten().tolist()]
+    return out
+
+
+def test_polynomial_tutorials():
+    mine, ref = _both(polynomial)
+    _close(mine, ref, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------- a graph attention network
+def gat(torch, epochs=20):
+    """pytorch/examples' GAT (Veličković et al.) on a small random citation-like graph: the
+    adjacency built as a sparse COO tensor (as its Cora loader does) and made dense, multi-head
+    attention masked by the edges, ELU, log-softmax, Adam with weight decay; plus the mean of
+    each node's neighbours through ``torch.sparse.mm`` as an input feature."""
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(8)
+    n_nodes, n_feat, n_class = 40, 12, 3
+    labels_np = rng.integers(0, n_class, n_nodes)
+    feats_np = (rng.random((n_nodes, n_feat)) < 0.3).astype(np.float32)
+    feats_np[np.arange(n_nodes), labels_np] += 1.0  # a label signal to learn
+    src = rng.integers(0, n_nodes, 120)
+    dst = np.where(rng.random(120) < 0.7, src, rng.integers(0, n_nodes, 120))  # same-class edges...
+    dst = np.array([rng.choice(np.flatnonzero(labels_np == labels_np[s])) if same == s else same
+                    for s, same in zip(src, dst, strict=True)])
+
+    class GraphAttentionLayer(nn.Module):
+        def __init__(self, in_features, out_features, n_heads, concat=False, dropout=0.0,
+                     leaky_relu_slope=0.2):
+            super().__init__()
+            self.n_heads, self.concat, self.dropout = n_heads, concat, dropout
+            self.n_hidden = out_features // n_heads if concat else out_features
+            self.W = nn.Parameter(torch.empty(size=(in_features, self.n_hidden * n_heads)))
+            self.a = nn.Parameter(torch.empty(size=(n_heads, 2 * self.n_hidden, 1)))
+            self.leakyrelu = nn.LeakyReLU(leaky_relu_slope)
+            self.softmax = nn.Softmax(dim=1)
+
+        def _get_attention_scores(self, h_transformed):
+            source_scores = torch.matmul(h_transformed, self.a[:, :self.n_hidden, :])
+            target_scores = torch.matmul(h_transformed, self.a[:, self.n_hidden:, :])
+            e = source_scores + target_scores.mT
+            return self.leakyrelu(e)
+
+        def forward(self, h, adj_mat):
+            n_nodes = h.shape[0]
+            h_transformed = torch.mm(h, self.W)
+            h_transformed = F.dropout(h_transformed, self.dropout, training=self.training)
+            h_transformed = h_transformed.view(n_nodes, self.n_heads, self.n_hidden).permute(1, 0, 2)
+            e = self._get_attention_scores(h_transformed)
+            connectivity_mask = -9e16 * torch.ones_like(e)
+            e = torch.where(adj_mat > 0, e, connectivity_mask)
+            attention = F.softmax(e, dim=-1)
+            attention = F.dropout(attention, self.dropout, training=self.training)
+            h_prime = torch.matmul(attention, h_transformed)
+            if self.concat:
+                h_prime = h_prime.permute(1, 0, 2).contiguous().view(n_nodes, self.n_heads * self.n_hidden)
+            else:
+                h_prime = h_prime.mean(dim=0)
+            return h_prime
+
+    class GAT(nn.Module):
+        def __init__(self, in_features, n_hidden, n_heads, num_classes):
+            super().__init__()
+            self.gat1 = GraphAttentionLayer(in_features, n_hidden, n_heads, concat=True)
+            self.gat2 = GraphAttentionLayer(n_hidden, num_classes, 1, concat=False)
+
+        def forward(self, input_tensor, adj_mat):
+            x = self.gat1(input_tensor, adj_mat)
+            x = F.elu(x)
+            x = self.gat2(x, adj_mat)
+            return F.log_softmax(x, dim=1)
+
+    edges = torch.from_numpy(np.stack([np.concatenate([src, dst]), np.concatenate([dst, src])]))
+    adj = torch.sparse_coo_tensor(edges, torch.ones(edges.size(1)), (n_nodes, n_nodes)).coalesce()
+    adj_mat = (adj.to_dense() > 0).float() + torch.eye(n_nodes)
+    degree = adj_mat.sum(1, keepdim=True)
+    features = torch.from_numpy(feats_np)
+    neighbours = torch.sparse.mm((adj_mat / degree).to_sparse(), features)
+    x = torch.cat([features, neighbours], dim=1)
+    labels = torch.from_numpy(labels_np)
+    idx = torch.from_numpy(np.random.default_rng(1).permutation(n_nodes))
+    idx_train, idx_test = idx[:28], idx[28:]
+    model = GAT(2 * n_feat, 8, 2, n_class)
+    _set_weights(torch, model, 12)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)
+    criterion = nn.NLLLoss()
+    losses = []
+    for _ in range(epochs):
+        model.train()
+        optimizer.zero_grad()
+        output = model(x, adj_mat)
+        loss = criterion(output[idx_train], labels[idx_train])
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    model.eval()
+    with torch.no_grad():
+        output = model(x, adj_mat)
+        acc = (output[idx_test].argmax(dim=1) == labels[idx_test]).float().mean().item()
+    return {"losses": losses, "test_acc": acc, "nnz": adj._nnz(), "neighbours": neighbours.numpy()}
+
+
+def test_gat():
+    mine, ref = _both(gat)
+    _close(mine, ref, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------- the word-level LSTM language model
+def word_language_model(torch, epochs=2):
+    """pytorch/examples' word_language_model with ``--model LSTM --tied``: batchify, get_batch with
+    bptt, repackage_hidden, NLLLoss on log-softmax, ``clip_grad_norm_`` and SGD by hand
+    (``p.data.add_(p.grad, alpha=-lr)``), evaluation under ``no_grad``, lr annealed by 4."""
+    nn, F = torch.nn, torch.nn.functional
+    words = TEXT * 3
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(words))}
+    ids = torch.tensor([vocab[w] for w in words], dtype=torch.int64)
+    ntokens, emsize, nhid, nlayers, bptt, bsz = len(vocab), 16, 16, 2, 5, 4
+
+    class RNNModel(nn.Module):
+        def __init__(self, ntoken, ninp, nhid, nlayers, dropout=0.0, tie_weights=False):
+            super().__init__()
+            self.ntoken = ntoken
+            self.drop = nn.Dropout(dropout)
+            self.encoder = nn.Embedding(ntoken, ninp)
+            self.rnn = nn.LSTM(ninp, nhid, nlayers, dropout=dropout)
+            self.decoder = nn.Linear(nhid, ntoken)
+            if tie_weights:
+                self.decoder.weight = self.encoder.weight
+            self.nhid, self.nlayers = nhid, nlayers
+
+        def forward(self, input, hidden):
+            emb = self.drop(self.encoder(input))
+            output, hidden = self.rnn(emb, hidden)
+            output = self.drop(output)
+            decoded = self.decoder(output).view(-1, self.ntoken)
+            return F.log_softmax(decoded, dim=1), hidden
+
+        def init_hidden(self, bsz):
+            weight = next(self.parameters())
+            return (weight.new_zeros(self.nlayers, bsz, self.nhid),
+                    weight.new_zeros(self.nlayers, bsz, self.nhid))
+
+    def batchify(data, bsz):
+        nbatch = data.size(0) // bsz
+        data = data.narrow(0, 0, nbatch * bsz)
+        return data.view(bsz, -1).t().contiguous()
+
+    def repackage_hidden(h):
+        if isinstance(h, torch.Tensor):
+            return h.detach()
+        return tuple(repackage_hidden(v) for v in h)
+
+    def get_batch(source, i):
+        seq_len = min(bptt, len(source) - 1 - i)
+        return source[i:i + seq_len], source[i + 1:i + 1 + seq_len].reshape(-1)
+
+    split = int(0.8 * len(ids))
+    train_data, val_data = batchify(ids[:split], bsz), batchify(ids[split:], 2)
+    model = RNNModel(ntokens, emsize, nhid, nlayers, tie_weights=True)
+    _set_weights(torch, model, 13)
+    criterion = nn.NLLLoss()
+    lr, out = 20.0, {"train": [], "val": []}
+
+    def evaluate(data_source):
+        model.eval()
+        total_loss = 0.0
+        hidden = model.init_hidden(2)
+        with torch.no_grad():
+            for i in range(0, data_source.size(0) - 1, bptt):
+                data, targets = get_batch(data_source, i)
+                output, hidden = model(data, hidden)
+                hidden = repackage_hidden(hidden)
+                total_loss += len(data) * criterion(output, targets).item()
+        return total_loss / (len(data_source) - 1)
+
+    for _ in range(epochs):
+        model.train()
+        hidden = model.init_hidden(bsz)
+        for i in range(0, train_data.size(0) - 1, bptt):
+            data, targets = get_batch(train_data, i)
+            hidden = repackage_hidden(hidden)
+            model.zero_grad()
+            output, hidden = model(data, hidden)
+            loss = criterion(output, targets)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+            for p in model.parameters():
+                p.data.add_(p.grad, alpha=-lr)
+            out["train"].append(loss.item())
+        out["val"].append(evaluate(val_data))
+        lr /= 4.0
+    return out
+
+
+def test_word_language_model():
+    mine, ref = _both(word_language_model)
+    _close(mine, ref, rtol=1e-4, atol=1e-5)

@@ -221,3 +221,27 @@ def test_no_grad_records_nothing():
     with mytorch.no_grad():
         out, (h, c) = layer(mytorch.randn(T, B, IN, dtype=mytorch.float64))
     assert out.grad_fn is None and h.grad_fn is None and not out.requires_grad
+
+
+def test_lstm_cell_is_one_node_equal_to_the_readable_cell_and_twice_differentiable():
+    """LSTMCell's fast path (one node on arrays): the readable cell's values and gradients,
+    and under create_graph the readable cell's second derivatives."""
+    mytorch.manual_seed(0)
+    cell = mytorch.nn.LSTMCell(IN, HID, dtype=mytorch.float64)
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal((B, IN)), rng.standard_normal((B, HID)),
+              rng.standard_normal((B, HID))]
+    results = []
+    for hooks in (False, True):  # saved-tensor hooks: the readable cell, node by node
+        xs = [mytorch.tensor(a, requires_grad=True) for a in arrays]
+        cell.zero_grad()
+        with _identity_hooks() if hooks else contextlib.nullcontext():
+            h, c = cell(xs[0], (xs[1], xs[2]))
+            if not hooks:
+                assert [n for n in _nodes(h, c) if "Accumulate" not in n] == ["MulBackward0"]
+            grads = mytorch.autograd.grad((h * c).sum(), xs + list(cell.parameters()),
+                                          create_graph=True)
+            sum(g.pow(2).sum() for g in grads).backward()
+        results.append([h, c, *grads, *(x.grad for x in xs), *(p.grad for p in cell.parameters())])
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-10, atol=1e-12)

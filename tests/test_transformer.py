@@ -174,3 +174,28 @@ def test_structure_mask_and_errors() -> None:
     with pytest.raises(AssertionError, match="only bool and floating types of src_mask"):
         layer = mytorch.nn.TransformerEncoderLayer(D_MODEL, NHEAD)
         layer(mytorch.randn(3, 1, D_MODEL), src_mask=mytorch.zeros(3, 3, dtype=mytorch.int64))
+
+
+def test_attention_without_weights_runs_fused_and_differentiates_twice_as_the_composed_path():
+    """need_weights=False runs multi-head attention's core as one op (a float mask added, rows
+    with every key masked give zeros); its gradients, second ones included, equal the
+    composed path's (need_weights=True)."""
+    x = np.random.default_rng(0).standard_normal((5, 2, 8))
+    mask = np.triu(np.full((5, 5), -np.inf), 1)
+    kpm = np.zeros((2, 5), bool)
+    kpm[1, 3:] = True
+    results = []
+    for need_weights in (False, True):
+        mytorch.manual_seed(0)
+        m = mytorch.nn.MultiheadAttention(8, 2, dtype=mytorch.float64)
+        xs = mytorch.tensor(x, requires_grad=True)
+        out, _ = m(xs, xs, xs, attn_mask=mytorch.tensor(mask),
+                   key_padding_mask=mytorch.tensor(kpm), need_weights=need_weights)
+        grads = mytorch.autograd.grad(out.pow(2).sum(), [xs, *m.parameters()], create_graph=True)
+        sum(g.pow(2).sum() for g in grads).backward()
+        results.append([out, xs.grad, *(p.grad for p in m.parameters())])
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-9, atol=1e-12)
+    dead = np.ones((2, 5), bool)  # every key masked: zeros, as torch's fast path gives
+    out, _ = m(xs, xs, xs, key_padding_mask=mytorch.tensor(dead), need_weights=False)
+    assert not np.isnan(out.detach().numpy()).any()

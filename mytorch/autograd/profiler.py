@@ -305,6 +305,9 @@ def _operations() -> dict[int, tuple[Callable, str]]:
             return
         base = _DUNDER_OPS.get(attr, attr)
         found[id(fn)] = (fn, "aten::" + _ATEN_NAMES.get(base, base))
+        inner = getattr(fn, "__wrapped_for_bfloat16__", fn)  # mytorch/_bfloat16.py's wrapper:
+        if inner is not fn:                                   # its function is the same op
+            found.setdefault(id(inner), (inner, "aten::" + _ATEN_NAMES.get(base, base)))
 
     for attr, value in vars(Tensor).items():
         consider(value, attr)

@@ -15,6 +15,11 @@ the wrappers pass through. Modules whose ``forward`` is not made of public opera
 recurrent layers run fused kernels) have *module* converters, found by class: ``Module.__call__``
 is wrapped too. Operations on values that do not depend on the inputs (parameters, buffers,
 ``x.size(0)``) are not converted: their results become constants of the graph.
+
+An operation is known by its function object, so a function the bfloat16 support wrapped
+(``mytorch/_bfloat16.py``) is known under both: the wrapper and, behind its
+``__wrapped_for_bfloat16__`` marker, the original, which a reference taken before the first
+bfloat16 use still holds (a model's ``activation=F.gelu``).
 """
 from __future__ import annotations
 
@@ -71,6 +76,9 @@ def _operations() -> dict[int, tuple[Callable, str]]:
         if attr.startswith("_") and attr not in _DUNDERS:
             return
         found[id(fn)] = (fn, _DUNDERS.get(attr, attr))
+        inner = getattr(fn, "__wrapped_for_bfloat16__", fn)  # a bfloat16 wrapper's function:
+        if inner is not fn:                                   # the same operation, by name
+            found.setdefault(id(inner), (inner, _DUNDERS.get(attr, attr)))
 
     for attr, value in vars(Tensor).items():
         consider(value, attr)

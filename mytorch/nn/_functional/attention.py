@@ -15,11 +15,17 @@ import functools
 import math
 from typing import Any
 
+import numpy as np
+
 from ..._creation import ones, zeros
 from ..._ops.indexing import where
+from ..._ops.pointwise import _quiet
 from ..._ops.shape import cat
-from ..._tensor import Tensor
-from .activation import softmax
+from ..._pieces import pieces
+from ..._tensor import Tensor, wrap
+from ...autograd.grad_mode import STATE
+from ...autograd.graph import needs_grad, record
+from .activation import _row_max, _row_sum, softmax
 from .dropout import dropout
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -59,6 +65,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     """
     L, S = query.shape[-2], key.shape[-2]
     factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if attn_mask is None and dropout_p == 0.0 and not enable_gqa:
+        fused = _attention_arrays(query, key, value, is_causal, factor)
+        if fused is not None:
+            return fused
     scores = query.matmul(key.transpose(-2, -1)) * factor
     if is_causal:
         if attn_mask is not None:
@@ -79,6 +89,86 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)
     return weights.matmul(value)
+
+
+@functools.lru_cache(maxsize=32)
+def _causal_array(L: int, S: int) -> np.ndarray:
+    return np.triu(np.ones((L, S), dtype=bool), 1)
+
+
+def _attention_arrays(query: Tensor, key: Tensor, value: Tensor, is_causal: bool,
+                      factor: float, bias: Tensor | None = None) -> Tensor | None:
+    """The attention of :func:`scaled_dot_product_attention` without a mask or dropout (causal
+    or not) as one op on NumPy arrays, as torch's CPU kernel is one op: the scores, softmax and
+    weighted values in place, one node (torch's ``ScaledDotProductFlashAttentionForCpuBackward0``)
+    whose backward is five matrix products and the softmax gradient. None when the operands are
+    not float32/float64 host arrays of one dtype with equal batch dimensions (the composed path
+    handles every case). ``bias``, a constant float mask added to the scores (multi-head
+    attention's), may leave a row with every key masked: its weights are 0, as
+    :func:`_safe_softmax` gives."""
+    q, k, v = query._data, key._data, value._data
+    b = None if bias is None else bias._data
+    if b is not None and (bias._requires_grad or type(b) is not np.ndarray or b.dtype != q.dtype):
+        return None
+    if not (type(q) is np.ndarray and type(k) is np.ndarray and type(v) is np.ndarray
+            and q.dtype in (np.float32, np.float64) and q.dtype == k.dtype == v.dtype
+            and q.ndim >= 2 and q.ndim == k.ndim == v.ndim and q.shape[:-2] == k.shape[:-2]
+            == v.shape[:-2] and q.shape[-1] == k.shape[-1] and k.shape[-2] == v.shape[-2]
+            and q.size and k.size and v.size):
+        return None
+    dev = query._device
+    with _quiet():
+        w = q @ np.swapaxes(k, -1, -2)
+        w *= w.dtype.type(factor)
+        if is_causal:  # (row i keeps key 0 at least: no row is all -inf)
+            np.copyto(w, w.dtype.type(_NEG_INF), where=_causal_array(w.shape[-2], w.shape[-1]))
+        if b is not None:
+            w += b
+        top = _row_max(w, -1)
+        if b is not None:
+            top[top == _NEG_INF] = 0  # a row with every key masked: exp gives zeros ...
+        w -= top
+        np.exp(w, out=w)
+        total = _row_sum(w, -1)
+        if b is not None:
+            total[total == 0] = 1     # ... and stays zeros
+        w /= total
+        res = wrap(w @ v, dev)
+    if needs_grad(query, key, value):
+        rq, rk, rv = query._requires_grad, key._requires_grad, value._requires_grad
+
+        def backward(g: Tensor) -> tuple:
+            if STATE.enabled or type(g._data) is not np.ndarray or g._data.dtype != w.dtype:
+                return _attention_grads_graph(g, query, key, value, is_causal, factor, (rq, rk, rv),
+                                              bias)
+            ga = g._data
+            with _quiet():
+                dv = wrap(np.swapaxes(w, -1, -2) @ ga, dev) if rv else None
+                ds = ga @ np.swapaxes(v, -1, -2)         # d weights
+                ds -= _row_sum(ds * w, -1)
+                ds *= w
+                ds *= ds.dtype.type(factor)              # d scores (before the scale)
+                dq = wrap(ds @ k, dev) if rq else None
+                dk = wrap(np.swapaxes(ds, -1, -2) @ q, dev) if rk else None
+            return dq, dk, dv
+
+        record("ScaledDotProductFlashAttentionForCpuBackward0", res, (query, key, value),
+               backward, saved=(query, key, value))
+    return res
+
+
+def _attention_grads_graph(g: Tensor, query: Tensor, key: Tensor, value: Tensor, is_causal: bool,
+                           factor: float, needs: tuple, bias: Tensor | None = None) -> tuple:
+    """The gradients of :func:`_attention_arrays` from differentiable ops (``create_graph``)."""
+    scores = query.matmul(key.transpose(-2, -1)) * factor
+    if is_causal:
+        scores = scores.masked_fill(_causal_block(scores.shape[-2], scores.shape[-1],
+                                                  query.device), _NEG_INF)
+    w = softmax(scores, -1) if bias is None else _safe_softmax(scores + bias)
+    ds = pieces.softmax_backward(w, g.matmul(value.transpose(-2, -1)), -1) * factor
+    return (ds.matmul(key) if needs[0] else None,
+            ds.transpose(-2, -1).matmul(query) if needs[1] else None,
+            w.transpose(-2, -1).matmul(g) if needs[2] else None)
 
 
 def _linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
@@ -169,6 +259,13 @@ def multi_head_attention_forward(
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
     if not training:
         dropout_p = 0.0
+    if not need_weights and dropout_p == 0.0:  # one op, as torch's fast path
+        fused = _attention_arrays(q, k, v, False, math.sqrt(1.0 / head_dim), attn_mask)
+        if fused is not None:
+            out = fused.transpose(0, 1).reshape(tgt * bsz, embed_dim)
+            out = _linear(out, out_proj_weight, out_proj_bias).reshape(
+                tgt, bsz, out_proj_weight.shape[0])
+            return (out if batched else out.squeeze(1)), None
     scores = (q * math.sqrt(1.0 / head_dim)).matmul(k.transpose(-2, -1))
     if attn_mask is not None:
         scores = scores + attn_mask

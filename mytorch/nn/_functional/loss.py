@@ -41,7 +41,7 @@ from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import STATE, no_grad
 from ...autograd.graph import depends_on, needs_grad, record
 from ...autograd.piece_op import as_op
-from .activation import log_softmax
+from .activation import _row_max, _row_sum, log_softmax
 
 __all__ = ["l1_loss", "mse_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div"]
@@ -520,9 +520,9 @@ def _cross_entropy_fused(input: Tensor, target: Tensor, weight: Tensor | None,
     x = input._data
     key = _along(safe, cdim, xp)
     with _pw._quiet():
-        shifted = x - x.max(axis=cdim, keepdims=True)
+        shifted = x - _row_max(x, cdim)
         e = np.exp(shifted)
-        s = e.sum(axis=cdim, keepdims=True)
+        s = _row_sum(e, cdim)
         picked = xp.where(ignored, 0, (shifted[key] - np.log(s)).reshape(safe.shape))
     out, coef = _weighted_nll(input, picked, _target_weights(weight, safe, ignored, x.dtype, xp),
                               reduction)

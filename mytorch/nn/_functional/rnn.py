@@ -30,7 +30,7 @@ from ...autograd.engine import run_backward
 from ...autograd.grad_mode import STATE, enable_grad
 from ...autograd.graph import record_outputs
 
-__all__ = ["rnn_layer", "fused_rnn_ok"]
+__all__ = ["rnn_layer", "fused_rnn_ok", "lstm_cell_step"]
 
 
 def fused_rnn_ok(*tensors: Tensor | None) -> bool:
@@ -387,6 +387,48 @@ def rnn_layer(mode: str, x: Tensor, batch_sizes: list[int] | None, h0: Tensor, c
     record_outputs("CatBackward0" if packed else "StackBackward0", outs, inputs, backward,
                    saved=tuple(tensors))
     return out_t, h_t, c_t
+
+
+def lstm_cell_step(x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor,
+                   b_ih: Tensor | None, b_hh: Tensor | None, reference: Callable) -> tuple:
+    """One ``LSTMCell`` step, ``(h', c')``, as one graph node: the LSTM kernel above run for a
+    single step (one matrix product per weight, one ``tanh`` over the four gates), instead of
+    the fifteen or so nodes of the readable cell. ``reference`` (the readable cell, same
+    arguments) is differentiated under ``create_graph=True``. Node: ``MulBackward0``, the name
+    of torch's node for ``h' = o * tanh(c')``."""
+    xa = np.ascontiguousarray(x._data)
+    steps = _Steps([xa.shape[0]], False)
+    bias = None if b_ih is None else b_ih._data + b_hh._data
+    token = FP_STATE.set(FP_IGNORE)  # inf and nan silently, as in torch
+    try:
+        out, _, c_n, kept = _lstm_forward(xa, steps, h._data, c._data, w_ih._data, w_hh._data,
+                                          bias, None)
+    finally:
+        FP_STATE.reset(token)
+    dev = x._device
+    h_t, c_t = wrap(out.copy(), dev), wrap(c_n.copy(), dev)  # (the kernel's own arrays stay put)
+    inputs = (x, h, c, w_ih, w_hh, b_ih, b_hh)
+    tensors = [t for t in inputs if isinstance(t, Tensor)]
+    if not STATE.enabled or not any(t._requires_grad for t in tensors):
+        return h_t, c_t
+
+    def backward(grads: list) -> tuple:
+        if STATE.enabled or any(g is not None and g._data.dtype != out.dtype for g in grads):
+            return _differentiate(reference, inputs, grads)
+        g_h, g_c = (None if g is None else np.ascontiguousarray(g._data) for g in grads)
+        token = FP_STATE.set(FP_IGNORE)
+        try:
+            dx, dwi, dwh, db, _, dh, dc = _lstm_backward(
+                xa, steps, h._data, c._data, w_ih._data, w_hh._data, None, out, kept, g_h, None,
+                g_c, b_ih is not None)
+        finally:
+            FP_STATE.reset(token)
+        res = (dx, dh, dc, dwi, dwh, db, None if db is None else db.copy())
+        return tuple(None if a is None or not (isinstance(t, Tensor) and t._requires_grad)
+                     else wrap(a, dev) for a, t in zip(res, inputs, strict=True))
+
+    record_outputs("MulBackward0", [h_t, c_t], inputs, backward, saved=tuple(tensors))
+    return h_t, c_t
 
 
 def _differentiate(reference: Callable, inputs: tuple, grads: list) -> tuple:

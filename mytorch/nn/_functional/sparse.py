@@ -16,7 +16,7 @@ from ..._device import xp_for
 from ..._ops._operands import check_same_device, quietly
 from ..._pieces import piece, pieces
 from ..._tensor import Tensor, wrap
-from ...autograd.grad_mode import no_grad
+from ...autograd.grad_mode import STATE, no_grad
 from ...autograd.graph import needs_grad, record
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
@@ -46,6 +46,19 @@ def _renorm_(weight: Tensor, idx: Any, max_norm: float, norm_type: float) -> Non
         weight._bump()
 
 
+def _rows_summed(flat: np.ndarray, rows: np.ndarray, num: int) -> np.ndarray:
+    """``zeros((num, D)).index_add(0, flat, rows)`` on arrays: the rows sorted by index (stably)
+    and summed per run with ``add.reduceat``, several times faster than ``add.at``."""
+    out = np.zeros((num, rows.shape[1]), dtype=rows.dtype)
+    if not flat.size:
+        return out
+    order = np.argsort(flat, kind="stable")
+    ordered = flat[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    out[ordered[starts]] = np.add.reduceat(rows[order], starts, axis=0)
+    return out
+
+
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
@@ -66,6 +79,11 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     if needs_grad(weight):
         def backward(g: Tensor) -> tuple:
             flat = idx.reshape(-1)
+            if (not STATE.enabled and not scale_grad_by_freq and pad is None
+                    and type(g._data) is np.ndarray and type(flat) is np.ndarray
+                    and g._data.dtype.kind == "f"):
+                return (wrap(_rows_summed(flat, g._data.reshape(-1, weight.shape[1]), num),
+                             g._device),)
             rows = g.reshape(-1, weight.shape[1])
             factor = None
             if scale_grad_by_freq:

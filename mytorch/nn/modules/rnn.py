@@ -32,7 +32,7 @@ from .. import init
 from ...autograd.anomaly_mode import _anomaly
 from ...autograd.node import _SAVED_HOOKS
 from .._functional.dropout import dropout as _dropout
-from .._functional.rnn import fused_rnn_ok, rnn_layer
+from .._functional.rnn import fused_rnn_ok, lstm_cell_step, rnn_layer
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
@@ -56,7 +56,20 @@ def _rnn_step(nonlinearity: str) -> Callable:
     return step
 
 
-@piece("04.7")
+def _lstm_cell_fast(x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor,
+                    b_ih: Tensor | None, b_hh: Tensor | None) -> tuple:
+    """:func:`lstm_cell` as one node on arrays (``_functional/rnn.py``) when the layer kernels
+    would run (float host arrays, the library's own ``matmul_backward``, no saved-tensor hooks or
+    anomaly mode); the readable cell otherwise."""
+    if (not _SAVED_HOOKS and not _anomaly.enabled and x.dim() == 2 and h.dim() == 2
+            and 4 * h.shape[1] == w_hh.shape[0]  # (an LSTM layer with proj_size: readable)
+            and pieces.matmul_backward is REGISTRY["matmul_backward"].default
+            and fused_rnn_ok(x, h, c, w_ih, w_hh, b_ih, b_hh)):
+        return lstm_cell_step(x, h, c, w_ih, w_hh, b_ih, b_hh, lstm_cell)
+    return lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh)
+
+
+@piece("04.7", fast=_lstm_cell_fast)
 def lstm_cell(x: "Tensor", h: "Tensor", c: "Tensor", w_ih: "Tensor", w_hh: "Tensor",
               b_ih: "Tensor | None", b_hh: "Tensor | None") -> tuple:
     """One LSTM step for a batch: input ``x`` ``(N, H_in)``, state ``h`` and ``c`` ``(N, H)``;
@@ -384,7 +397,7 @@ class RNNBase(Module):
                     outs.append(out)
                     finals.append((h, c))
                     continue
-                if self.mode == "LSTM" and pieces.lstm_cell is not lstm_cell:
+                if self.mode == "LSTM" and pieces.lstm_cell is not REGISTRY["lstm_cell"].default:
                     # A student's cell: nn.LSTM runs step by step through it, as a loop over
                     # nn.LSTMCell would (the library's own path computes x W_ihᵀ at once).
                     this_step, gx = _lstm_cell_step, x
@@ -414,7 +427,7 @@ class RNNBase(Module):
         no anomaly mode (both see the step-by-step graph)."""
         if _SAVED_HOOKS or _anomaly.enabled:
             return False
-        if self.mode == "LSTM" and pieces.lstm_cell is not lstm_cell:
+        if self.mode == "LSTM" and pieces.lstm_cell is not REGISTRY["lstm_cell"].default:
             return False
         if pieces.matmul_backward is not REGISTRY["matmul_backward"].default:
             return False

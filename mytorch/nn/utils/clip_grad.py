@@ -17,11 +17,13 @@ import types
 import warnings
 from collections.abc import Iterable
 
+import numpy as np
+
 import mytorch as torch
 
 from ..._creation import tensor as _tensor
 from ..._ops.shape import stack
-from ..._tensor import Tensor
+from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import no_grad
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
@@ -50,8 +52,30 @@ def total_norm(tensors: list, norm_type: float) -> "Tensor":
     """
     if norm_type == math.inf:
         return torch.stack([t.abs().max() for t in tensors]).max()
+    if norm_type == 2.0:
+        fast = _two_norm_arrays(tensors)
+        if fast is not None:
+            return fast
     per_tensor = torch.stack([(t.abs() ** norm_type).sum() for t in tensors])
     return per_tensor.sum() ** (1.0 / norm_type)
+
+
+def _host_floats(tensors: list) -> bool:
+    """Every tensor a float32 or float64 NumPy array of one dtype (the arrays' fast paths)."""
+    first = tensors[0]._data
+    return all(type(t._data) is np.ndarray and t._data.dtype == first.dtype for t in tensors) \
+        and first.dtype in (np.float32, np.float64)
+
+
+def _two_norm_arrays(tensors: list) -> Tensor | None:
+    """The 2-norm of host float arrays: one dot product per tensor (each accumulated in its
+    dtype, as torch's per-tensor norms are), then the norm of those norms."""
+    if not _host_floats(tensors):
+        return None
+    dtype = tensors[0]._data.dtype
+    squares = np.array([np.dot(a, a) for a in (t._data.reshape(-1) for t in tensors)], dtype)
+    with np.errstate(all="ignore"):
+        return wrap(np.asarray(np.sqrt(squares.sum(dtype=dtype)), dtype), tensors[0]._device)
 
 
 def scale_grads_(grads: list, max_norm: float, total_norm: "Tensor") -> None:
@@ -62,6 +86,12 @@ def scale_grads_(grads: list, max_norm: float, total_norm: "Tensor") -> None:
     for the device) and goes to each gradient's device.
     """
     coef = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)
+    if type(coef._data) is np.ndarray and _host_floats(grads) and coef.dtype == grads[0].dtype:
+        c = coef._data[()]
+        for g in grads:  # in place on the arrays: the op of mul_, without its dispatch
+            np.multiply(g._data, c, out=g._data)
+            g._bump()
+        return
     for g in grads:
         g.mul_(coef.to(g.device))
 
