@@ -1247,6 +1247,13 @@ def _float_power_(self: Tensor, exponent: Any) -> Tensor:
 relu_ = _inplace_version(relu)
 
 
+# ------------------------------------------------------------------------ the rule table
+#: Every element-wise primitive whose derivative is a ``Rule``, by torch's op name: its node's
+#: name, forward and derivatives are ``RULES[op].name``, ``.forward`` and ``.grads``.
+RULES: dict[str, Rule] = {"add": _ADD, "sub": _SUB, "mul": _MUL, "div": _DIV, "neg": _NEG,
+                          "pow": _POW, "abs": _ABS, "sign": _SIGN, "frac": _FRAC, **_UNARY}
+
+
 # ------------------------------------------------------------------------ methods
 _METHODS: dict[str, Callable] = {
     "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "neg": neg,
