@@ -948,27 +948,35 @@ def _clamp(input: Tensor, min: Any, max: Any, out: Tensor | None,  # noqa: A002
     operands = [input] + [b for b in (min, max) if b is not None]
     dt = result_type(*operands)
     x = input._data if input._data.dtype == dt.np else input._data.astype(dt.np)
-    lo = None if min is None else checked_scalar(min, dt)  # out of range: error, as in torch
-    hi = None if max is None else checked_scalar(max, dt)
-    if lo is None:
-        arr = np.minimum(x, hi)
-    elif hi is None:
-        arr = np.maximum(x, lo)
-    else:
-        arr = x.clip(lo, hi)
-    res = wrap(arr, input._device)
+    bounds = (None if min is None else checked_scalar(min, dt),  # out of range: an error, as
+              None if max is None else checked_scalar(max, dt))  # in torch
+    res = wrap(_clip(x, bounds), input._device)
     if needs_grad(input):
-        def backward(g: Tensor) -> tuple:  # 1 inside [min, max] (boundaries included), else 0
-            xs = input._data
-            if lo is None:
-                keep = xs <= hi
-            elif hi is None:
-                keep = xs >= lo
-            else:
-                keep = (xs >= lo) & (xs <= hi)
-            return (g * _const(keep, g),)
-        record(name, res, (input,), backward, saved=(input,))
+        record_rule(_CLAMP, res, input, bounds,
+                    not _SAVED_HOOKS and x is input._data and _plain_array(input) is not None,
+                    name)
     return _to_out(res, out)
+
+
+def _clip(x: Any, bounds: tuple) -> Any:
+    """``x`` clamped to ``bounds = (lo, hi)``; either may be None (no bound on that side)."""
+    lo, hi = bounds
+    return np.minimum(x, hi) if lo is None else np.maximum(x, lo) if hi is None else \
+        x.clip(lo, hi)
+
+
+def _inside(x: Any, bounds: tuple) -> Any:
+    """1 where ``x`` lies within ``bounds`` (boundaries included), else 0: clamp's derivative,
+    an array for an array, a constant tensor for a tensor."""
+    lo, hi = bounds
+    xs = x._data if isinstance(x, Tensor) else x
+    keep = xs <= hi if lo is None else xs >= lo if hi is None else (xs >= lo) & (xs <= hi)
+    return _const(keep, x) if isinstance(x, Tensor) else keep.astype(xs.dtype)
+
+
+# clamp with number bounds: the rule keeps the bounds as its constant (clamp_min and clamp_max
+# record it under their own names)
+_CLAMP = Rule("ClampBackward1", _clip, lambda g, x, bounds, y: g * _inside(x, bounds), reads=_X)
 
 
 def _clamp_tensors(input: Tensor, min: Tensor | None, max: Tensor | None) -> Tensor:  # noqa: A002
@@ -1251,7 +1259,8 @@ relu_ = _inplace_version(relu)
 #: Every element-wise primitive whose derivative is a ``Rule``, by torch's op name: its node's
 #: name, forward and derivatives are ``RULES[op].name``, ``.forward`` and ``.grads``.
 RULES: dict[str, Rule] = {"add": _ADD, "sub": _SUB, "mul": _MUL, "div": _DIV, "neg": _NEG,
-                          "pow": _POW, "abs": _ABS, "sign": _SIGN, "frac": _FRAC, **_UNARY}
+                          "pow": _POW, "abs": _ABS, "sign": _SIGN, "frac": _FRAC,
+                          "clamp": _CLAMP, **_UNARY}
 
 
 # ------------------------------------------------------------------------ methods
