@@ -46,7 +46,7 @@ def test_each_rule_gives_torchs_gradient_on_arrays_and_on_tensors(op, create_gra
         gy = lib.tensor(np.linspace(0.5, 1.5, 6))
         got = lib.autograd.grad(y, (x, w), gy, create_graph=create_graph, allow_unused=True)
         grads.append(got)
-    for m, r in zip(*grads):
+    for m, r in zip(*grads, strict=True):
         assert (m is None) == (r is None)
         if m is not None:
             assert_same(m, r, atol=1e-12, rtol=1e-10)

@@ -1198,6 +1198,21 @@ def _ufunc_into(self: Tensor, ufunc: Any, a: Any, b: Any, dt: D.dtype) -> Tensor
     return self
 
 
+def _inplace_backward(rule: Rule, other: Any, alpha: Any = 1) -> Callable:
+    """The backward of ``self = rule(self, alpha * other)`` done in place, from the rule's own
+    derivatives (which may read ``other``, never ``self``'s old value: it is gone)."""
+    d_self, d_other = rule.grads
+
+    def backward(g: Tensor) -> tuple:
+        g_other = None
+        if _rg(other):
+            g_other = d_other(g, None, other, None)
+            g_other = _grad_for(g_other * alpha if alpha != 1 else g_other, other)
+        return d_self(g, None, other, None), g_other
+
+    return backward
+
+
 @tensor_method()
 def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     check_no_overlap(self)
@@ -1207,9 +1222,8 @@ def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
         b = _apply(np.multiply, b, alpha)  # overflow: inf, silently
     if not needs_grad(self, other):
         return _ufunc_into(self, np.add, a, b, dt)
-    res = _apply(np.add, a, b)
-    return inplace(self, res, "AddBackward0", (self, other),
-                   lambda g: (g, _grad_for(g * alpha if alpha != 1 else g, other)))
+    return inplace(self, _apply(np.add, a, b), _ADD.name, (self, other),
+                   _inplace_backward(_ADD, other, alpha))
 
 
 @tensor_method()
@@ -1222,9 +1236,8 @@ def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
         b = _apply(np.multiply, b, alpha)  # overflow: inf, silently
     if not needs_grad(self, other):
         return _ufunc_into(self, np.subtract, a, b, dt)
-    res = _apply(np.subtract, a, b)
-    return inplace(self, res, "SubBackward0", (self, other),
-                   lambda g: (g, _grad_for(-g * alpha if alpha != 1 else -g, other)))
+    return inplace(self, _apply(np.subtract, a, b), _SUB.name, (self, other),
+                   _inplace_backward(_SUB, other, alpha))
 
 
 @tensor_method()
@@ -1234,8 +1247,8 @@ def mul_(self: Tensor, other: Any) -> Tensor:
     if not needs_grad(self, other):
         return _ufunc_into(self, np.multiply, a, b, dt)
     if not _rg(other):  # self's old value is not needed: no copy
-        return inplace(self, _apply(np.multiply, a, b), "MulBackward0", (self, other),
-                       lambda g: (g * other, None), saved=_saved(other))
+        return inplace(self, _apply(np.multiply, a, b), _MUL.name, (self, other),
+                       _inplace_backward(_MUL, other), saved=_saved(other))
     # other's gradient is self's old value: mul on a snapshot of self that carries its history
     # (so that gradient stays differentiable), then self takes the result and the node.
     return _mul_inplace(self, other)

@@ -6,6 +6,9 @@ creates a :class:`Node` (the tensor's ``grad_fn``) that remembers
 * ``next_functions``: the nodes of the inputs (or an ``AccumulateGrad`` for a leaf), and
 * ``backward``: a closure mapping the output's gradient to one gradient per input,
   written with mytorch tensor operations so that ``create_graph=True`` can differentiate it again.
+
+The element-wise primitives record the same :class:`Node` from a rule instead of a closure
+(``rules.py``: ``record_rule``); the node then keeps the rule's operands in its own fields.
 """
 from __future__ import annotations
 

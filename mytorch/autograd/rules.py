@@ -49,16 +49,16 @@ class Rule:
     ``reads`` says, per input, which of ``a``, ``b`` and ``y`` its derivative uses (``"b"`` for
     the first input of a product): the node keeps, and checks for in-place changes, only what the
     derivatives of the inputs that want a gradient read, as torch saves only those.
-    ``on_arrays``: every derivative runs on bare arrays too (False for one that calls a tensor
-    method with no NumPy twin).
+    A derivative must run on arrays and tensors alike: arithmetic operators, and for anything
+    else a function that takes either (``pointwise._either``).
     """
 
-    __slots__ = ("name", "forward", "grads", "reads", "on_arrays", "_keeps")
+    __slots__ = ("name", "forward", "grads", "reads", "_keeps")
 
     def __init__(self, name: str, forward: Callable, *grads: Callable,
-                 reads: Sequence[str] = ("",), on_arrays: bool = True) -> None:
+                 reads: Sequence[str] = ("",)) -> None:
         self.name, self.forward, self.grads = name, forward, grads
-        self.reads, self.on_arrays = tuple(reads), on_arrays
+        self.reads = tuple(reads)
         # what a node keeps, by which inputs want a gradient (index: 1 for the first, 2 for the
         # second): (a, b, y), computed once here rather than for every recorded call
         reads = tuple(reads) + ("",) * (2 - len(reads))
@@ -73,7 +73,7 @@ class Rule:
         a, b, y, dtype = node._input, node._other, node._result, node._dtype
         nexts = node.next_functions
         arr = g._data
-        if arr.dtype is dtype and self.on_arrays and not STATE.enabled:
+        if arr.dtype is dtype and not STATE.enabled:
             # a plain pass, and a node whose operands had the result's shape and dtype: the rule
             # on the bare arrays (run once per node: written out for one and two inputs)
             if isinstance(a, Tensor):
