@@ -27,6 +27,7 @@ from .._tensor import Tensor, _VersionCounter, wrap
 from .anomaly_mode import _anomaly
 from .grad_mode import STATE
 from .node import CLOSURE, AccumulateGrad, Node, edge
+from .rules import Rule
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -170,6 +171,8 @@ def backpropagate(order: list, grads: dict, run_node: "Callable") -> None:
             slots[nr] = g if slots[nr] is None else slots[nr] + g
 
 
+_VJP = Rule.vjp  # (called unbound: no method object per node)
+
 _TASKS: list[bool] = []  # one entry per backward pass running: was it asked for some inputs?
 
 #: Tools that watch the backward pass (the profiler) put a function here: it receives the pass's
@@ -292,7 +295,7 @@ def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool,
                     node._check_saved()  # raises the error that names the tensor
             elif node._released:
                 node._check_saved()
-            grad_inputs = node._backward.vjp(node, outs[0])
+            grad_inputs = _VJP(node._backward, node, outs[0])
             if saved and not retain_graph:
                 node._backward = node._input = node._other = node._result = None
                 node._saved = ()
