@@ -1,11 +1,14 @@
 """Element-wise operations: arithmetic, math functions, rounding, clamping, bitwise and logical ops.
 
-The pattern every op follows (read ``add`` first):
+The pattern every op follows (read ``mul`` first):
 
 1. ``binary`` (or ``_floating`` for one operand) turns arguments into backend arrays (device
    check, torch's type promotion), 2. one NumPy/CuPy call computes the result, 3. ``wrap`` makes
-   the Tensor, 4. if ``needs_grad``, ``record`` attaches a backward closure written with mytorch
-   ops (so it can itself be differentiated) that returns one gradient per input.
+   the Tensor, 4. if ``needs_grad``, the node is recorded. The primitives (arithmetic, ``exp``,
+   ``tanh``, ``pow``, ``clamp``...) are rules of the table ``RULES`` (see "rules and their
+   factory" below): their derivative is written once and runs on arrays or tensors. The other ops
+   ``record`` a backward closure written with mytorch ops (so it can itself be differentiated)
+   that returns one gradient per input.
 
 In-place variants (``exp_``, ``clamp_``, …) are built from the out-of-place op by
 :func:`_inplace_version` (in ``_variants.py``, with ``out=``); operators (``+``, ``**``, ``&``, …)
