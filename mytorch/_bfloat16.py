@@ -27,6 +27,7 @@ from typing import Any
 from . import _dtype as D
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
+from .autograd.node import Node
 
 __all__ = ["install", "original", "uninstall"]
 
@@ -83,8 +84,9 @@ def _down(r: Any) -> Any:
         if r.dtype is not D.float32:
             return r
         out = r.to(D.bfloat16)
-        if r.grad_fn is not None and out.grad_fn is not None:
-            out.grad_fn._name = r.grad_fn._name  # torch's one node: the op's (MulBackward0...)
+        made = out.grad_fn
+        if r.grad_fn is not None and made is not None:  # torch's one node, called as the op's
+            out.grad_fn = Node(r.grad_fn.name(), made.next_functions, made._backward)  # (Mul...)
         return out
     if isinstance(r, tuple):
         items = [_down(v) for v in r]

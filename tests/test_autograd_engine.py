@@ -930,7 +930,7 @@ def test_a_graph_is_freed_by_reference_counting_alone(graph):
             stack.extend(n for n, _ in node.next_functions)
         refs = [weakref.ref(n) for n in nodes if not isinstance(n, mytorch.autograd.graph
                                                                  .AccumulateGrad)]
-        saved = [weakref.ref(t._data) for n in nodes for t, _ in n._saved
+        saved = [weakref.ref(t._data) for n in nodes for t in n._saved[::2]
                  if getattr(t, "_data", None) is not None and t._data is not x._data]
         del y, nodes, node, stack
         assert all(r() is None for r in refs), [r() for r in refs if r() is not None]

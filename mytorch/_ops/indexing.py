@@ -114,8 +114,8 @@ def _reduce_to(g: Tensor, shape: tuple) -> Tensor:
     return sum_to(g, shape)
 
 
-def _run(self: Tensor, write: Callable[[Any], None], name: str, inputs: tuple,
-         backward: Callable, in_place: bool, saved: tuple = ()) -> Tensor:
+def _write(self: Tensor, write: Callable[[Any], None], name: str, inputs: tuple,
+           backward: Callable, in_place: bool, saved: tuple = ()) -> Tensor:
     """Apply ``write(array)`` to ``self``'s memory (``in_place``) or to a fresh copy.
 
     Without autograd the in-place path writes straight into ``self`` (no copy). With autograd
@@ -419,8 +419,8 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
             gv = _reduce_to(_index_with(g, k), vshape).to(value.dtype)
         return _zero_slot(g, k), gv
 
-    _run(self, lambda arr: k.assign(arr, varr),
-         "CopySlices" if k.adv is None else "IndexPutBackward0", (self, value), backward, True)
+    _write(self, lambda arr: k.assign(arr, varr),
+           "CopySlices" if k.adv is None else "IndexPutBackward0", (self, value), backward, True)
 
 
 Tensor.__getitem__ = _getitem
@@ -452,8 +452,8 @@ def _index_put(self: Tensor, indices: Sequence[Tensor], values: Tensor, accumula
         return (g if accumulate else _zero_slot(g, k),
                 _reduce_to(_index_with(g, k), vshape) if values._requires_grad else None)
 
-    return _run(self, write, "IndexPutBackward0", (self, values), backward, in_place,
-                tuple(indices))
+    return _write(self, write, "IndexPutBackward0", (self, values), backward, in_place,
+                  tuple(indices))
 
 
 def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor,
@@ -522,7 +522,7 @@ def _put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool, in_place
         gs = take(g, index).reshape(sshape) if source._requires_grad else None
         return (g if accumulate else put(g, index, _zeros(sshape, g)), gs)
 
-    return _run(self, write, "PutBackward0", (self, source), backward, in_place, (index,))
+    return _write(self, write, "PutBackward0", (self, source), backward, in_place, (index,))
 
 
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
@@ -679,8 +679,8 @@ def _scatter(self: Tensor, dim: int, index: Tensor, src: Any, value: Any, reduce
             gs = _pad_like(gather(g, d, index), tuple(src._data.shape))
         return scatter(g, d, index, 0), gs
 
-    return _run(self, write, "ScatterBackward0" if isinstance(src, Tensor) else
-                "ScatterBackward1", (self, src), backward, in_place, (index,))
+    return _write(self, write, "ScatterBackward0" if isinstance(src, Tensor) else
+                  "ScatterBackward1", (self, src), backward, in_place, (index,))
 
 
 def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
@@ -711,7 +711,7 @@ def _scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor, in_place: b
         return g, _pad_like(gather(g, d, index), tuple(src._data.shape)) if src._requires_grad \
             else None
 
-    return _run(self, write, "ScatterAddBackward0", (self, src), backward, in_place, (index,))
+    return _write(self, write, "ScatterAddBackward0", (self, src), backward, in_place, (index,))
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -779,7 +779,7 @@ def _scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         _scatter_reduce_into(arr, d, idx, s, reduce, include_self, self._device)
 
     if in_place or not needs_grad(self, src):
-        return _run(self, write, "ScatterReduceBackward0", (self, src), None, in_place)
+        return _write(self, write, "ScatterReduceBackward0", (self, src), None, in_place)
     arr = self._data.copy()
     write(arr)
     res = wrap(arr, self._device)
@@ -959,7 +959,7 @@ def _index_add(self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Any
         gs = index_select(g, d, index) if source._requires_grad else None
         return g, (gs * alpha if alpha != 1 and gs is not None else gs)
 
-    return _run(self, write, "IndexAddBackward0", (self, source), backward, in_place, (index,))
+    return _write(self, write, "IndexAddBackward0", (self, source), backward, in_place, (index,))
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1
@@ -998,8 +998,8 @@ def _index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor, in_place:
         gs = index_select(g, d, index) if source._requires_grad else None
         return index_fill(g, d, index, 0), gs
 
-    return _run(self, write, "IndexCopyBackward0", (self, source), backward, in_place,
-                (index,))
+    return _write(self, write, "IndexCopyBackward0", (self, source), backward, in_place,
+                  (index,))
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
@@ -1033,7 +1033,7 @@ def _index_fill(self: Tensor, dim: int, index: Tensor, value: Any, in_place: boo
             value._requires_grad else None
         return index_fill(g, d, index, 0), gv
 
-    return _run(self, write, "IndexFillBackward0", (self, value), backward, in_place, (index,))
+    return _write(self, write, "IndexFillBackward0", (self, value), backward, in_place, (index,))
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
@@ -1084,8 +1084,8 @@ def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
         return masked_fill(g, mask, 0), (masked_select(g, mask).sum() if isinstance(
             value, Tensor) and value._requires_grad else None)
 
-    return _run(self, lambda arr: xp.copyto(arr, v, where=m), "MaskedFillBackward0",
-                (self, value), backward, True, (mask,))
+    return _write(self, lambda arr: xp.copyto(arr, v, where=m), "MaskedFillBackward0",
+                  (self, value), backward, True, (mask,))
 
 
 def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1136,8 +1136,8 @@ def _masked_scatter(self: Tensor, mask: Tensor, source: Tensor, in_place: bool) 
                 .reshape(tuple(source._data.shape))
         return masked_fill(g, mask, 0), gs
 
-    return _run(self, write, "MaskedScatterBackward0", (self, source), backward, in_place,
-                (mask,))
+    return _write(self, write, "MaskedScatterBackward0", (self, source), backward, in_place,
+                  (mask,))
 
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:

@@ -1,11 +1,14 @@
 """Element-wise operations: arithmetic, math functions, rounding, clamping, bitwise and logical ops.
 
-The pattern every op follows (read ``add`` first):
+The pattern every op follows (read ``mul`` first):
 
 1. ``binary`` (or ``_floating`` for one operand) turns arguments into backend arrays (device
    check, torch's type promotion), 2. one NumPy/CuPy call computes the result, 3. ``wrap`` makes
-   the Tensor, 4. if ``needs_grad``, ``record`` attaches a backward closure written with mytorch
-   ops (so it can itself be differentiated) that returns one gradient per input.
+   the Tensor, 4. if ``needs_grad``, the node is recorded. The primitives (arithmetic, ``exp``,
+   ``tanh``, ``pow``, ``clamp``...) are rules of the table ``RULES`` (see "rules and their
+   factory" below): their derivative is written once and runs on arrays or tensors. The other ops
+   ``record`` a backward closure written with mytorch ops (so it can itself be differentiated)
+   that returns one gradient per input.
 
 In-place variants (``exp_``, ``clamp_``, …) are built from the out-of-place op by
 :func:`_inplace_version` (in ``_variants.py``, with ``out=``); operators (``+``, ``**``, ``&``, …)
@@ -26,7 +29,8 @@ from .._device import xp_for
 from .._layout import layout_op, strided
 from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.grad_mode import STATE
-from ..autograd.graph import SavedOutput, mask_grad, needs_grad, record, record_lean, sum_to
+from ..autograd.graph import SavedOutput, mask_grad, needs_grad, record, sum_to
+from ..autograd.rules import GRAD, Rule, record_rule
 from ..autograd.node import _SAVED_HOOKS
 from ._operands import FP_IGNORE, FP_STATE, array_on, binary, binary_float, broadcast_error, \
     check_no_overlap, check_same_device, checked_scalar, contiguous_result, pointwise_layout, quiet, \
@@ -83,20 +87,26 @@ def _crossed(a: Any, b: Any) -> tuple:
     return (b,) if keep_b else ()
 
 
-# ------------------------------------------------------------------------ the lean path
+# ------------------------------------------------------------------------ rules and their factory
+# Each differentiable primitive below is one ``Rule`` (autograd/rules.py), found by its op's name
+# in ``RULES``: torch's node name, the forward on arrays, and one derivative per input written once
+# with operators, so that the same line runs on bare arrays in a plain backward and on tensors
+# when a graph must be built. The factory the ops go through checks the operands, computes, and
+# records the node under its final name (``record_rule``): ``_plain_binary`` or
+# ``_general_binary`` for two operands, ``_unary_op`` for one.
+#
 # Most element-wise calls of a training loop are the plain case: float tensors of one shape and
-# dtype in host memory (or a tensor and a Python number), no ``out=``, no saved-tensor hooks. For
-# them an op skips the general argument handling (``binary``: devices, promotion, broadcasting,
-# layout), and its backward, in a plain ``backward()`` (grad mode off while it runs), applies its
-# formula to the bare arrays: the same NumPy calls, without making a tensor op of every term.
-# Anything else (another device, dtype promotion, broadcasting, a strided layout, ``out=``,
-# saved-tensor hooks, ``create_graph=True``) takes the general path, which stays the reference.
-_LEAN_INT = 1 << 53  # a Python int up to this converts to a float dtype exactly as torch's does
+# dtype in host memory (or a tensor and a Python number), no ``out=``, no saved-tensor hooks. The
+# factory then skips the general argument handling (``binary``: devices, promotion, broadcasting,
+# layout) and marks the node plain: in a plain ``backward()`` its rule runs on the bare arrays.
+# Anything else (another device, dtype promotion, broadcasting, a strided layout, saved-tensor
+# hooks) takes the general path, which stays the reference.
+_PLAIN_INT = 1 << 53  # a Python int up to this converts to a float dtype exactly as torch's does
 _F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 
 
-def _lean_array(x: Tensor) -> Any:
-    """``x``'s array if ``x`` may take the lean path (a float array in host memory laid out in
+def _plain_array(x: Tensor) -> Any:
+    """``x``'s array if it may take the plain path (a float array in host memory laid out in
     row-major order), else None."""
     arr = x._data
     dt = arr.dtype
@@ -106,81 +116,82 @@ def _lean_array(x: Tensor) -> Any:
     return None
 
 
-def _lean(ufunc: Any, input: Any, other: Any, name: str, run: Callable,
-          saves: int = 0) -> Tensor | None:
-    """``ufunc(input, other)`` as a new tensor, its node recorded, when both operands allow the
-    lean path (see above); None otherwise, and the op takes its general path.
+def _general_binary(rule: Rule, input: Any, other: Any, name: str | None = None,
+                    operands: Callable = binary) -> Tensor:
+    """A binary rule's op for any operands: ``operands`` turns them into arrays (``binary``:
+    devices, type promotion; ``binary_float`` for a result that is always floating) and raises
+    the op's own errors; broadcasting is undone in backward."""
+    a, b, dev, _ = operands(input, other)
+    res = wrap(_apply(rule.forward, a, b), dev)
+    if needs_grad(input, other):
+        record_rule(rule, res, input, other, False, name)
+    return res
 
-    ``run(node, grad)`` is the node's backward (``_mul_run``...). ``saves``: which operands it reads,
-    for the in-place checks: 0 none, ``_CROSSED`` (a product: each one's gradient needs the other)
-    or ``_QUOTIENT`` (the divisor, and the dividend if the divisor needs a gradient).
-    """
+
+def _plain_binary(rule: Rule, input: Any, other: Any, name: str | None = None) -> Tensor | None:
+    """A binary rule's op on the plain path, or None when the operands do not allow it: both
+    arrays of one float dtype and shape, row-major, in host memory, or one such array and a
+    number (which becomes a scalar of its dtype, cast like a C cast, as ``binary`` does).
+
+    Runs for every element-wise call of a training loop, so the checks are written out inline."""
     if _SAVED_HOOKS:
         return None
     if isinstance(input, Tensor):
-        a = input._data  # (``_lean_array``, inline: this runs for every element-wise op)
+        a = input._data
         dt = a.dtype
         if type(a) is not np.ndarray or not (dt is _F32 or dt is _F64 or dt is _F16) or (
                 a.ndim > 1 and not (a.flags.c_contiguous and a.size)):
             return None
         if isinstance(other, Tensor):
             b = other._data
-            if type(b) is not np.ndarray or b.dtype is not a.dtype or b.shape != a.shape or (
+            if type(b) is not np.ndarray or b.dtype is not dt or b.shape != a.shape or (
                     b.ndim > 1 and not b.flags.c_contiguous):
                 return None
-        elif type(other) is float or (type(other) is int and -_LEAN_INT < other < _LEAN_INT):
-            b = other  # becomes a scalar of a's dtype below
+        elif type(other) is float or (type(other) is int and -_PLAIN_INT < other < _PLAIN_INT):
+            b = dt.type(other)
         else:
             return None
         dev = input._device
     elif isinstance(other, Tensor):
-        b = _lean_array(other)
+        b = _plain_array(other)
         if b is None:
             return None
-        if type(input) is float or (type(input) is int and -_LEAN_INT < input < _LEAN_INT):
-            a = input
+        if type(input) is float or (type(input) is int and -_PLAIN_INT < input < _PLAIN_INT):
+            a = b.dtype.type(input)
         else:
             return None
         dev = other._device
     else:
         return None
     token = FP_STATE.set(FP_IGNORE)  # inf and nan silently, as in torch (``quiet``)
-    try:  # a number is cast like a C cast (1e39 in float32 is inf), as ``binary`` does
-        if a.__class__ is not np.ndarray:
-            a = b.dtype.type(a)
-        elif b.__class__ is not np.ndarray:
-            b = a.dtype.type(b)
-        res = wrap(ufunc(a, b), dev)
+    try:
+        res = wrap(rule.forward(a, b), dev)
     finally:
         FP_STATE.reset(token)
-    if STATE.enabled:
-        rg_a = isinstance(input, Tensor) and input._requires_grad
-        rg_b = isinstance(other, Tensor) and other._requires_grad
-        if rg_a or rg_b:
-            if saves == _CROSSED:   # what torch saves: only what a wanted gradient reads
-                saved = ((other, input) if rg_b else (other,)) if rg_a and isinstance(other, Tensor) \
-                    else ((input,) if rg_b and isinstance(input, Tensor) else ())
-            elif saves == _QUOTIENT:
-                saved = (other, input) if rg_b and isinstance(input, Tensor) else \
-                    ((other,) if isinstance(other, Tensor) else ())
-            else:
-                saved = ()
-            record_lean(name, res, (input, other), run, input if saves else None,
-                        other if saves else None, rg_a, rg_b, saved)
+    if STATE.enabled and (isinstance(input, Tensor) and input._requires_grad
+                          or isinstance(other, Tensor) and other._requires_grad):
+        record_rule(rule, res, input, other, True, name)
     return res
 
 
-_CROSSED, _QUOTIENT = 1, 2
+def _either(ufunc: Any, method: str) -> Callable:
+    """A function of an array or a tensor alike, for derivatives: ``ufunc`` on arrays (and NumPy
+    scalars), the tensor method ``method`` on tensors (recorded when a graph is built)."""
+    def f(x: Any) -> Any:
+        return getattr(x, method)() if isinstance(x, Tensor) else ufunc(x)
+    f.__name__ = method
+    return f
 
 
-def _value(x: Any) -> Any:
-    """What a bare-array backward multiplies by: a tensor's array, or the number itself."""
-    return x._data if isinstance(x, Tensor) else x
+_cos, _sin = _either(np.cos, "cos"), _either(np.sin, "sin")
+_cosh, _sinh = _either(np.cosh, "cosh"), _either(np.sinh, "sinh")
+_exp = _either(np.exp, "exp")
+_rsqrt = _either(lambda x: np.reciprocal(np.sqrt(x)), "rsqrt")
 
 
-# A lean node's backward works on bare arrays when the pass is *plain*: grad mode off (nothing to
-# record) and a gradient of the op's dtype (nothing to cast). Each ``_*_run`` tests that inline,
-# ``STATE.enabled or g._data.dtype is not node.dtype`` meaning "not plain": it runs once per node.
+def _zeros_like(x: Any) -> Any:
+    """Zeros of ``x``'s shape and dtype: an array, or a constant tensor."""
+    return _zeros(x, tuple(x._data.shape)) if isinstance(x, Tensor) else np.zeros_like(x)
 
 
 def _grad_for(g: Tensor, x: Any) -> Tensor | None:
@@ -249,31 +260,48 @@ def _check_alpha(alpha: Any, dt: D.dtype) -> Any:
     return checked_scalar(alpha, dt)
 
 
-def _add_run(node: Any, g: Tensor) -> tuple:
-    """The backward of a lean add (a ``LeanNode``'s ``run``): ``g`` itself for each operand, as
-    the general path's ``_grad_for`` gives when nothing was broadcast or cast."""
-    if g._data.dtype is not node.dtype:
-        g = g.to(D._BY_NP[node.dtype])
-    return (g if node.rg_input else None), (g if node.rg_other else None)
+# The rules of the arithmetic: ``d(g, a, b, y)`` per operand (``a``, ``b`` the operands, ``y``
+# the result), and what each reads. d(a/b)/db = -a/b² is written with the operands, so backward
+# keeps no reference to the result.
+_ADD = Rule("AddBackward0", np.add, GRAD, GRAD, reads=("", ""))
+_SUB = Rule("SubBackward0", np.subtract, GRAD, lambda g, a, b, y: -g, reads=("", ""))
+_MUL = Rule("MulBackward0", np.multiply, lambda g, a, b, y: g * b, lambda g, a, b, y: g * a,
+            reads=("b", "a"))
+_DIV = Rule("DivBackward0", np.true_divide, lambda g, a, b, y: g / b,
+            lambda g, a, b, y: -g * a / (b * b), reads=("b", "ab"))
+_NEG = Rule("NegBackward0", np.negative, lambda g, a, b, y: -g)
 
 
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other`` with broadcasting and torch's type promotion."""
+    return _add(input, other, alpha, out, None)
+
+
+def _add(input: Any, other: Any, alpha: Any, out: Tensor | None, name: str | None) -> Tensor:
+    """``add``, its node called ``name`` (``addcmul`` and ``addcdiv`` are adds in torch's graph)."""
     if out is None and alpha == 1 and alpha.__class__ is int:
-        res = _lean(np.add, input, other, "AddBackward0", _add_run)
+        res = _plain_binary(_ADD, input, other, name)
         if res is not None:
             return res
     if isinstance(other, Tensor) and other.layout is not strided:  # dense + sparse (mytorch/sparse/)
         return layout_op("radd", other, input, alpha=alpha, out=out)
+    if alpha == 1:
+        return _to_out(_general_binary(_ADD, input, other, name), out)
+    return _to_out(_scaled(_ADD, input, other, alpha, name), out)
+
+
+def _scaled(rule: Rule, input: Any, other: Any, alpha: Any, name: str | None) -> Tensor:
+    """``rule`` (add or sub) with ``other`` scaled by ``alpha`` first: torch's one node, whose
+    second gradient is the rule's times ``alpha``."""
     a, b, dev, dt = binary(input, other)
-    if alpha != 1:
-        alpha = _check_alpha(alpha, dt)
-        b = _apply(np.multiply, b, alpha)  # overflow: inf, silently
-    res = wrap(_apply(np.add, a, b), dev)
+    alpha = _check_alpha(alpha, dt)
+    res = wrap(_apply(rule.forward, a, _apply(np.multiply, b, alpha)), dev)  # overflow: inf
     if needs_grad(input, other):
-        record("AddBackward0", res, (input, other),
-               lambda g: (_grad_for(g, input), _grad_for(g * alpha if alpha != 1 else g, other)))
-    return _to_out(res, out)
+        d_in, d_other = rule.grads
+        record(name or rule.name, res, (input, other),
+               lambda g: (_grad_for(d_in(g, input, other, None), input),
+                          _grad_for(d_other(g, input, other, None) * alpha, other)))
+    return res
 
 
 def _is_bool(x: Any) -> bool:
@@ -292,64 +320,26 @@ def _check_bool_sub(input: Any, other: Any) -> None:
                            "operator instead.")
 
 
-def _sub_run(node: Any, g: Tensor) -> tuple:
-    """The backward of a lean sub: ``g`` and ``-g``."""
-    if g._data.dtype is not node.dtype:
-        g = g.to(D._BY_NP[node.dtype])
-    return (g if node.rg_input else None), (-g if node.rg_other else None)
-
-
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """``input - alpha * other``."""
-    if out is None and alpha == 1 and alpha.__class__ is int:  # (bools never take the lean path)
-        res = _lean(np.subtract, input, other, "SubBackward0", _sub_run)
+    return _sub(input, other, alpha, out, None)
+
+
+def _sub(input: Any, other: Any, alpha: Any, out: Tensor | None, name: str | None) -> Tensor:
+    if out is None and alpha == 1 and alpha.__class__ is int:  # (bools never take the plain path)
+        res = _plain_binary(_SUB, input, other, name)
         if res is not None:
             return res
     _check_bool_sub(input, other)
-    a, b, dev, dt = binary(input, other)
-    if alpha != 1:
-        alpha = _check_alpha(alpha, dt)
-        b = _apply(np.multiply, b, alpha)  # overflow: inf, silently
-    res = wrap(_apply(np.subtract, a, b), dev)
-    if needs_grad(input, other):
-        record("SubBackward0", res, (input, other),
-               lambda g: (_grad_for(g, input), _grad_for(-g * alpha if alpha != 1 else -g, other)))
-    return _to_out(res, out)
-
-
-def _mul_grads(g: Tensor, input: Any, other: Any) -> tuple:
-    return (_grad_for(g * other, input) if _rg(input) else None,
-            _grad_for(g * input, other) if _rg(other) else None)
-
-
-def _mul_run(node: Any, g: Tensor) -> tuple:
-    """The backward of a lean product: ``g * other`` and ``g * input``, on the bare arrays in a
-    plain pass (see the note above), else with mytorch ops as the general path."""
-    a, b = node.input, node.other
-    if STATE.enabled or g._data.dtype is not node.dtype:  # not a plain pass (see above)
-        return _mul_grads(g, a, b)
-    arr, dev = g._data, g._device
-    token = FP_STATE.set(FP_IGNORE)  # inf and nan silently, as in the forward
-    try:
-        ga = wrap(arr * (b._data if isinstance(b, Tensor) else b), dev) if node.rg_input else None
-        gb = wrap(arr * (a._data if isinstance(a, Tensor) else a), dev) if node.rg_other else None
-    finally:
-        FP_STATE.reset(token)
-    return ga, gb
+    if alpha == 1:
+        return _to_out(_general_binary(_SUB, input, other, name), out)
+    return _to_out(_scaled(_SUB, input, other, alpha, name), out)
 
 
 def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     """Element-wise product."""
-    if out is None:
-        res = _lean(np.multiply, input, other, "MulBackward0", _mul_run, _CROSSED)
-        if res is not None:
-            return res
-    a, b, dev, dt = binary(input, other)
-    res = wrap(_apply(np.multiply, a, b), dev)
-    if needs_grad(input, other):
-        record("MulBackward0", res, (input, other), lambda g: _mul_grads(g, input, other),
-               saved=_crossed(input, other))
-    return _to_out(res, out)
+    res = _plain_binary(_MUL, input, other) if out is None else None
+    return res if res is not None else _to_out(_general_binary(_MUL, input, other), out)
 
 
 def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -360,7 +350,7 @@ def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
                            "instead.")
     res = wrap(-input._data, input._device)
     if needs_grad(input):
-        record("NegBackward0", res, (input,), lambda g: (-g,))
+        record_rule(_NEG, res, input, None, not _SAVED_HOOKS and _plain_array(input) is not None)
     return _to_out(res, out)
 
 
@@ -383,37 +373,9 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None,
         # number / t is computed as torch does it, reciprocal(t) * number: what is saved for
         # backward is then the reciprocal, not t (so changing t in place later is no error).
         return _to_out(mul(reciprocal(other), input), out)
-    if out is None:
-        res = _lean(np.true_divide, input, other, "DivBackward0", _div_run, _QUOTIENT)
-        if res is not None:
-            return res
-    a, b, dev, dt = _floating_pair(input, other)
-    with _quiet():
-        res = wrap(_apply(np.true_divide, a, b), dev)
-    if needs_grad(input, other):
-        record("DivBackward0", res, (input, other), lambda g: _div_grads(g, input, other),
-               saved=_saved(other, input if _rg(other) else None))
-    return _to_out(res, out)
-
-
-# d(a/b)/db = -a/b²: written with the inputs, so backward keeps no reference to the result
-def _div_grads(g: Tensor, input: Any, other: Any) -> tuple:
-    return (_grad_for(g / other, input) if _rg(input) else None,
-            _grad_for(-g * input / (other * other), other) if _rg(other) else None)
-
-
-def _div_run(node: Any, g: Tensor) -> tuple:
-    """The backward of a lean quotient (the general formula on bare arrays, see ``_mul_run``)."""
-    if STATE.enabled or g._data.dtype is not node.dtype:  # not a plain pass (see above)
-        return _div_grads(g, node.input, node.other)
-    arr, dev, b = g._data, g._device, _value(node.other)
-    token = FP_STATE.set(FP_IGNORE)
-    try:
-        ga = wrap(arr / b, dev) if node.rg_input else None
-        gb = wrap(-arr * _value(node.input) / (b * b), dev) if node.rg_other else None
-    finally:
-        FP_STATE.reset(token)
-    return ga, gb
+    res = _plain_binary(_DIV, input, other) if out is None else None
+    return res if res is not None else \
+        _to_out(_general_binary(_DIV, input, other, None, _floating_pair), out)
 
 
 def _div_rounded(input: Any, other: Any, mode: str) -> Tensor:
@@ -531,51 +493,38 @@ def _pow_value(a: Any, n: float) -> Any:
     return a ** n
 
 
-def _pow_grad(g: Any, x: Any, n: float, power: Callable) -> Any:
-    """d(x ** n)/dx = n * x ** (n - 1), times ``g`` (as torch groups it); ``power`` evaluates the
-    inner power: ``pow`` on tensors, ``_pow_value`` on bare arrays."""
-    return g * (n * power(x, n - 1))
+def _power(x: Any, n: float) -> Any:
+    """``x ** n`` for an array (``_pow_value``) or a tensor (``pow``), for derivatives."""
+    return pow(x, n) if isinstance(x, Tensor) else _pow_value(x, n)
 
 
-def _pow_run(node: Any, g: Tensor) -> tuple:
-    """The backward of a lean ``t ** n``: the rule on bare arrays in a plain pass (see
-    ``_mul_run``), else with mytorch ops (differentiable again)."""
-    x, n = node.input, node.other
-    if n == 0:
-        return (_zeros(g, x._data.shape),)
-    if STATE.enabled or g._data.dtype is not node.dtype:
-        return (_pow_grad(g, x, n, pow),)
-    token = FP_STATE.set(FP_IGNORE)
-    try:
-        return (wrap(_pow_grad(g._data, x._data, n, _pow_value), g._device),)
-    finally:
-        FP_STATE.reset(token)
-
-
-def _pow_lean(input: Tensor, n: float) -> Tensor | None:
-    """``input ** n`` for a float tensor in host memory and a Python number: no argument handling,
-    the result's dtype is the input's. None when the general path must take it."""
-    a = input._data
-    dt = a.dtype
-    if _SAVED_HOOKS or type(a) is not np.ndarray or not (dt is _F32 or dt is _F64 or dt is _F16) \
-            or not -_LEAN_INT < n < _LEAN_INT:
-        return None
-    token = FP_STATE.set(FP_IGNORE)
-    try:
-        res = wrap(_pow_value(a, n), input._device)
-    finally:
-        FP_STATE.reset(token)
-    if STATE.enabled and input._requires_grad:
-        record_lean("PowBackward0", res, (input,), _pow_run, input, n, True, False,
-                    (input,) if n != 0 else ())
-    return res
+# d(x ** n)/dx = n * x ** (n - 1), times g (as torch groups it); 0 for n == 0, even where x ** -1
+# is not finite, and then x is not saved.
+_POW = Rule("PowBackward0", _pow_value, lambda g, x, n, y: g * (n * _power(x, n - 1)),
+            reads=("a",))
+_POW_ZERO = Rule("PowBackward0", _pow_value, lambda g, x, n, y: _zeros_like(g))
 
 
 def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:  # noqa: A001
-    """``input ** exponent``; either may be a number (``2 ** t`` works through ``__rpow__``)."""
+    """``input ** exponent``; either may be a number (``2 ** t`` works through ``__rpow__``).
+
+    The idea is ``_POW``; around it, torch's fidelity: a float tensor and a Python number go
+    straight to the rule (small integer powers as products, ``_pow_value``); otherwise dtype rules
+    and errors, integer powers, a tensor exponent and ``out=``.
+    """
     if out is None and isinstance(input, Tensor) and type(exponent) in (int, float):
-        res = _pow_lean(input, exponent)
-        if res is not None:
+        a = input._data
+        dt = a.dtype
+        if type(a) is np.ndarray and (dt is _F32 or dt is _F64 or dt is _F16) \
+                and -_PLAIN_INT < exponent < _PLAIN_INT:
+            token = FP_STATE.set(FP_IGNORE)
+            try:
+                res = wrap(_pow_value(a, exponent), input._device)
+            finally:
+                FP_STATE.reset(token)
+            if STATE.enabled and input._requires_grad:
+                record_rule(_POW if exponent else _POW_ZERO, res, input, exponent,
+                            not _SAVED_HOOKS)
             return res
     a, b, dev, dt = binary(input, exponent)
     if dt is D.bool:
@@ -598,7 +547,10 @@ def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:  # n
         arr = contiguous_result(arr)
     res = wrap(arr, dev)
     if needs_grad(input, exponent):
-        _record_pow(res, input, exponent)
+        if isinstance(exponent, Tensor):
+            _record_pow_tensor(res, input, exponent)
+        else:
+            record_rule(_POW if exponent != 0 else _POW_ZERO, res, input, exponent)
     return _to_out(res, out)
 
 
@@ -615,15 +567,8 @@ def _int_pow(a: Any, b: Any, dev: Any) -> Any:
     return xp.where(neg, special.astype(res.dtype) - minus_one.astype(res.dtype), res)
 
 
-def _record_pow(res: Tensor, base: Any, exponent: Any) -> None:
-    if not isinstance(exponent, Tensor):                       # t ** 2
-        def backward(g: Tensor) -> tuple:
-            if exponent == 0:
-                return (_zeros(g, _shape(base)),)
-            return (_pow_grad(g, base, exponent, pow),)
-        record("PowBackward0", res, (base,), backward, saved=(base,))
-        return
-
+def _record_pow_tensor(res: Tensor, base: Any, exponent: Tensor) -> None:
+    """The node of ``t ** u`` or ``2 ** u``: a tensor exponent."""
     def d_base(g: Tensor) -> Tensor:
         # b * a**(b-1), defined as 0 where b == 0 (even at a == 0): shift those exponents to 0.
         zero_b = _const(exponent._data == 0, exponent)
@@ -661,53 +606,27 @@ def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 
 # ------------------------------------------------------------------------ unary float functions
-def _unary_float(name: str, compute: Callable, node: str, derivative: Callable,
-                 uses_result: bool, doc: str, on_arrays: bool = False) -> Callable:
-    """Build ``torch.<name>``: a float function of one tensor (ints and bools give a float).
-
-    ``derivative(g, x, y)`` maps the output gradient ``g`` to the input's, given the input ``x``
-    and the result ``y``; ``uses_result`` says which of them backward keeps (and checks for
-    in-place changes). ``on_arrays``: the formula uses arithmetic operators only, so it works on
-    bare arrays too, and a lean op's plain backward runs it on them (see "the lean path").
-    """
+def _unary_op(name: str, rule: Rule, doc: str) -> Callable:
+    """``torch.<name>``: ``rule`` on one tensor, integers and bools as the default float dtype
+    (like torch.exp); its node is recorded if the input requires grad (plain: a float array in
+    host memory, laid out in row-major order)."""
     def op(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        arr = input._data
+        if arr.dtype.kind not in "fc":
+            arr = arr.astype(D.get_default_dtype().np)
         token = FP_STATE.set(FP_IGNORE)  # inf and nan silently, as in torch (``quiet``)
         try:
-            res = wrap(compute(_floating(input)), input._device)
+            res = wrap(rule.forward(arr), input._device)
         finally:
             FP_STATE.reset(token)
         if STATE.enabled and input._requires_grad:  # (``needs_grad``, inline: a hot path)
-            # the backward keeps the result's array (``SavedOutput``), never ``res`` itself
-            kept = SavedOutput(res) if uses_result else input
-            if on_arrays and not _SAVED_HOOKS and _lean_array(input) is not None:
-                record_lean(node, res, (input,), _unary_run, kept, derivative, uses_result,
-                            False, (kept,))
-            elif uses_result:
-                record(node, res, (input,), lambda g: (derivative(g, None, kept()),), saved=(kept,))
-            else:
-                record(node, res, (input,), lambda g: (derivative(g, input, None),), saved=(kept,))
+            record_rule(rule, res, input, None,
+                        not _SAVED_HOOKS and _plain_array(input) is not None)
         return res if out is None else _to_out(res, out)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
     return op
-
-
-def _unary_run(node: Any, g: Tensor) -> tuple:
-    """The backward of a lean unary op (a ``LeanNode``: ``input`` holds what it kept, the result
-    or the input, ``other`` the derivative, ``rg_input`` whether it kept the result): the
-    derivative on bare arrays in a plain backward whose gradient has the op's dtype, else on
-    tensors, as the general path's closure does."""
-    arr, derivative, kept = g._data, node.other, node.input
-    if STATE.enabled or g._data.dtype is not node.dtype:  # not a plain pass (see above)
-        return (derivative(g, None, kept()) if node.rg_input else derivative(g, kept, None),)
-    token = FP_STATE.set(FP_IGNORE)
-    try:
-        d = derivative(arr, None, kept._data) if node.rg_input else \
-            derivative(arr, kept._data, None)
-    finally:
-        FP_STATE.reset(token)
-    return (wrap(d, g._device),)
 
 
 def _sigmoid_array(x: Any) -> Any:
@@ -716,48 +635,54 @@ def _sigmoid_array(x: Any) -> Any:
 
 _LN2, _LN10, _TWO_OVER_SQRT_PI = math.log(2.0), math.log(10.0), 2.0 / math.sqrt(math.pi)
 
-exp = _unary_float("exp", np.exp, "ExpBackward0", lambda g, x, y: g * y, True, "e ** x", on_arrays=True)
-exp2 = _unary_float("exp2", np.exp2, "Exp2Backward0", lambda g, x, y: g * y * _LN2, True, "2 ** x",
-                    on_arrays=True)
-expm1 = _unary_float("expm1", np.expm1, "Expm1Backward0", lambda g, x, y: g * (y + 1), True,
-                     "e ** x - 1, accurate for small x", on_arrays=True)
-log = _unary_float("log", np.log, "LogBackward0", lambda g, x, y: g / x, False, "Natural log", on_arrays=True)
-log2 = _unary_float("log2", np.log2, "Log2Backward0", lambda g, x, y: g / (x * _LN2), False,
-                    "Base-2 logarithm", on_arrays=True)
-log10 = _unary_float("log10", np.log10, "Log10Backward0", lambda g, x, y: g / (x * _LN10), False,
-                     "Base-10 logarithm", on_arrays=True)
-log1p = _unary_float("log1p", np.log1p, "Log1PBackward0", lambda g, x, y: g / (x + 1), False,
-                     "log(1 + x), accurate for small x", on_arrays=True)
-sqrt = _unary_float("sqrt", np.sqrt, "SqrtBackward0", lambda g, x, y: g / (2 * y), True,
-                    "Square root (nan for negative inputs)", on_arrays=True)
-rsqrt = _unary_float("rsqrt", lambda a: np.reciprocal(np.sqrt(a)), "RsqrtBackward0",
-                     lambda g, x, y: -0.5 * g * y.pow(3), True, "1 / sqrt(x)")
-reciprocal = _unary_float("reciprocal", np.reciprocal, "ReciprocalBackward0",
-                          lambda g, x, y: -g * y * y, True, "1 / x (a float even for ints)", on_arrays=True)
-sin = _unary_float("sin", np.sin, "SinBackward0", lambda g, x, y: g * x.cos(), False, "Sine")
-cos = _unary_float("cos", np.cos, "CosBackward0", lambda g, x, y: -g * x.sin(), False, "Cosine")
-tan = _unary_float("tan", np.tan, "TanBackward0", lambda g, x, y: g * (1 + y * y), True, "Tangent",
-                   on_arrays=True)
-asin = _unary_float("asin", np.arcsin, "AsinBackward0",
-                    lambda g, x, y: g * (1 - x * x).rsqrt(), False, "Inverse sine")
-acos = _unary_float("acos", np.arccos, "AcosBackward0",
-                    lambda g, x, y: -g * (1 - x * x).rsqrt(), False, "Inverse cosine")
-atan = _unary_float("atan", np.arctan, "AtanBackward0", lambda g, x, y: g / (1 + x * x), False,
-                    "Inverse tangent", on_arrays=True)
-sinh = _unary_float("sinh", np.sinh, "SinhBackward0", lambda g, x, y: g * x.cosh(), False,
-                    "Hyperbolic sine")
-cosh = _unary_float("cosh", np.cosh, "CoshBackward0", lambda g, x, y: g * x.sinh(), False,
-                    "Hyperbolic cosine")
-tanh = _unary_float("tanh", np.tanh, "TanhBackward0", lambda g, x, y: g * (1 - y * y), True,
-                    "Hyperbolic tangent", on_arrays=True)
-asinh = _unary_float("asinh", np.arcsinh, "AsinhBackward0",
-                     lambda g, x, y: g * (x * x + 1).rsqrt(), False, "Inverse hyperbolic sine")
-acosh = _unary_float("acosh", np.arccosh, "AcoshBackward0",
-                     lambda g, x, y: g * (x * x - 1).rsqrt(), False, "Inverse hyperbolic cosine")
-atanh = _unary_float("atanh", np.arctanh, "AtanhBackward0", lambda g, x, y: g / (1 - x * x), False,
-                     "Inverse hyperbolic tangent", on_arrays=True)
-sigmoid = _unary_float("sigmoid", _sigmoid_array, "SigmoidBackward0",
-                       lambda g, x, y: g * y * (1 - y), True, "1 / (1 + e ** -x)", on_arrays=True)
+# The float functions of one tensor: ``d(g, x, _, y)``, ``x`` the input and ``y`` the result;
+# ``reads`` says which of them the node keeps (and checks for in-place changes).
+_X, _Y = ("a",), ("y",)
+_UNARY = {
+    "exp": Rule("ExpBackward0", np.exp, lambda g, x, _, y: g * y, reads=_Y),
+    "exp2": Rule("Exp2Backward0", np.exp2, lambda g, x, _, y: g * y * _LN2, reads=_Y),
+    "expm1": Rule("Expm1Backward0", np.expm1, lambda g, x, _, y: g * (y + 1), reads=_Y),
+    "log": Rule("LogBackward0", np.log, lambda g, x, _, y: g / x, reads=_X),
+    "log2": Rule("Log2Backward0", np.log2, lambda g, x, _, y: g / (x * _LN2), reads=_X),
+    "log10": Rule("Log10Backward0", np.log10, lambda g, x, _, y: g / (x * _LN10), reads=_X),
+    "log1p": Rule("Log1PBackward0", np.log1p, lambda g, x, _, y: g / (x + 1), reads=_X),
+    "sqrt": Rule("SqrtBackward0", np.sqrt, lambda g, x, _, y: g / (2 * y), reads=_Y),
+    "rsqrt": Rule("RsqrtBackward0", lambda a: np.reciprocal(np.sqrt(a)),
+                  lambda g, x, _, y: -0.5 * g * _power(y, 3), reads=_Y),
+    "reciprocal": Rule("ReciprocalBackward0", np.reciprocal, lambda g, x, _, y: -g * y * y,
+                       reads=_Y),
+    "sin": Rule("SinBackward0", np.sin, lambda g, x, _, y: g * _cos(x), reads=_X),
+    "cos": Rule("CosBackward0", np.cos, lambda g, x, _, y: -g * _sin(x), reads=_X),
+    "tan": Rule("TanBackward0", np.tan, lambda g, x, _, y: g * (1 + y * y), reads=_Y),
+    "asin": Rule("AsinBackward0", np.arcsin, lambda g, x, _, y: g * _rsqrt(1 - x * x), reads=_X),
+    "acos": Rule("AcosBackward0", np.arccos, lambda g, x, _, y: -g * _rsqrt(1 - x * x),
+                 reads=_X),
+    "atan": Rule("AtanBackward0", np.arctan, lambda g, x, _, y: g / (1 + x * x), reads=_X),
+    "sinh": Rule("SinhBackward0", np.sinh, lambda g, x, _, y: g * _cosh(x), reads=_X),
+    "cosh": Rule("CoshBackward0", np.cosh, lambda g, x, _, y: g * _sinh(x), reads=_X),
+    "tanh": Rule("TanhBackward0", np.tanh, lambda g, x, _, y: g * (1 - y * y), reads=_Y),
+    "asinh": Rule("AsinhBackward0", np.arcsinh, lambda g, x, _, y: g * _rsqrt(x * x + 1),
+                  reads=_X),
+    "acosh": Rule("AcoshBackward0", np.arccosh, lambda g, x, _, y: g * _rsqrt(x * x - 1),
+                  reads=_X),
+    "atanh": Rule("AtanhBackward0", np.arctanh, lambda g, x, _, y: g / (1 - x * x), reads=_X),
+    "sigmoid": Rule("SigmoidBackward0", _sigmoid_array, lambda g, x, _, y: g * y * (1 - y),
+                    reads=_Y),
+}
+_DOCS = {
+    "exp": "e ** x", "exp2": "2 ** x", "expm1": "e ** x - 1, accurate for small x",
+    "log": "Natural log", "log2": "Base-2 logarithm", "log10": "Base-10 logarithm",
+    "log1p": "log(1 + x), accurate for small x", "sqrt": "Square root (nan for negative inputs)",
+    "rsqrt": "1 / sqrt(x)", "reciprocal": "1 / x (a float even for ints)", "sin": "Sine",
+    "cos": "Cosine", "tan": "Tangent", "asin": "Inverse sine", "acos": "Inverse cosine",
+    "atan": "Inverse tangent", "sinh": "Hyperbolic sine", "cosh": "Hyperbolic cosine",
+    "tanh": "Hyperbolic tangent", "asinh": "Inverse hyperbolic sine",
+    "acosh": "Inverse hyperbolic cosine", "atanh": "Inverse hyperbolic tangent",
+    "sigmoid": "1 / (1 + e ** -x)",
+}
+exp, exp2, expm1, log, log2, log10, log1p, sqrt, rsqrt, reciprocal, sin, cos, tan, asin, acos, \
+    atan, sinh, cosh, tanh, asinh, acosh, atanh, sigmoid = \
+    (_unary_op(n, rule, _DOCS[n]) for n, rule in _UNARY.items())
 arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
@@ -815,9 +740,10 @@ def _erf_array(x: Any) -> Any:
     return out.astype(x.dtype)
 
 
-erf = _unary_float("erf", _erf_array, "ErfBackward0",
-                   lambda g, x, y: g * _TWO_OVER_SQRT_PI * (-x * x).exp(), False,
-                   "The error function 2/sqrt(pi) * integral of e^(-t²) from 0 to x")
+_UNARY["erf"] = Rule("ErfBackward0", _erf_array,
+                     lambda g, x, _, y: g * _TWO_OVER_SQRT_PI * _exp(-x * x), reads=_X)
+erf = _unary_op("erf", _UNARY["erf"],
+                "The error function 2/sqrt(pi) * integral of e^(-t²) from 0 to x")
 
 
 def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None) -> Tensor:
@@ -876,14 +802,36 @@ arctan2 = atan2
 
 
 # ------------------------------------------------------------------------ sign, abs, relu
+def _sign_array(x: Any) -> Any:
+    """-1, 0 or 1 with ``x``'s dtype, 0 for nan (like torch); a bool array is its own sign."""
+    if x.dtype.kind == "f":
+        arr = np.sign(x)
+        nan = np.isnan(arr)
+        if nan.any():
+            arr[nan] = 0
+        return arr
+    return x.copy() if x.dtype.kind == "b" else np.sign(x)
+
+
+_sign = _either(_sign_array, "sign")
+_ABS = Rule("AbsBackward0", np.absolute, lambda g, x, _, y: g * _sign(x), reads=_X)
+_SIGN = Rule("SignBackward0", _sign_array, lambda g, x, _, y: _zeros_like(g))
+
+
+def _record_unary(rule: Rule, res: Tensor, input: Tensor, name: str | None = None) -> Tensor:
+    """Record ``res = rule(input)`` for an op that computes its own result (keeping its dtype)."""
+    if needs_grad(input):
+        record_rule(rule, res, input, None, not _SAVED_HOOKS and _plain_array(input) is not None,
+                    name)
+    return res
+
+
 def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A001
     """``|x|``; its gradient at 0 is 0 (torch's choice of subgradient)."""
     if input.dtype is D.bool:
         raise _not_implemented("abs_cpu", D.bool)
     res = wrap(np.absolute(input._data), input._device)
-    if needs_grad(input):
-        record("AbsBackward0", res, (input,), lambda g: (g * input.sign(),), saved=(input,))
-    return _to_out(res, out)
+    return _to_out(_record_unary(_ABS, res, input), out)
 
 
 absolute = abs
@@ -891,30 +839,19 @@ absolute = abs
 
 def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """-1, 0 or 1 with the input's dtype (0 for nan, like torch); its gradient is 0."""
-    x = input._data
-    if x.dtype.kind == "f":
-        arr = np.sign(x)
-        nan = np.isnan(arr)
-        if nan.any():
-            arr[nan] = 0
-    elif x.dtype.kind == "b":
-        arr = x.copy()
-    else:
-        arr = np.sign(x)
-    res = wrap(arr, input._device)
-    if needs_grad(input):
-        record("SignBackward0", res, (input,), lambda g: (_zeros(g, _shape(input)),))
-    return _to_out(res, out)
+    return _to_out(_signed(input, "SignBackward0"), out)
+
+
+def _signed(input: Tensor, name: str) -> Tensor:
+    """``sign(input)``, its node called ``name`` (``sgn`` of a real tensor is a sign)."""
+    return _record_unary(_SIGN, wrap(_sign_array(input._data), input._device), input, name)
 
 
 def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``x / |x|`` (0 at 0): the sign for real tensors, the unit phase for complex ones."""
     x = input._data
     if x.dtype.kind != "c":
-        res = sign(input)
-        if res.grad_fn is not None:
-            res.grad_fn._name = "SgnBackward0"
-        return _to_out(res, out)
+        return _to_out(_signed(input, "SgnBackward0"), out)
     with _quiet():
         mag = np.absolute(x)
         arr = np.where(mag == 0, 0, x / mag)
@@ -985,10 +922,10 @@ def frac(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     x = input._data
     if x.dtype.kind not in "f":
         raise _not_implemented("frac_cpu", input.dtype)
-    res = wrap(x - np.trunc(x), input._device)
-    if needs_grad(input):
-        record("FracBackward0", res, (input,), lambda g: (g,))
-    return _to_out(res, out)
+    return _to_out(_record_unary(_FRAC, wrap(x - np.trunc(x), input._device), input), out)
+
+
+_FRAC = Rule("FracBackward0", lambda x: x - np.trunc(x), GRAD)
 
 
 # ------------------------------------------------------------------------ clamp
@@ -998,6 +935,12 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *,  # noqa: A002
 
     The result dtype follows type promotion (an int tensor clamped at 1.5 becomes float).
     """
+    return _clamp(input, min, max, out, "ClampBackward1")
+
+
+def _clamp(input: Tensor, min: Any, max: Any, out: Tensor | None,  # noqa: A002
+           name: str) -> Tensor:
+    """``clamp``; with number bounds, its node is called ``name`` (torch's clamp_min is one)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -1008,27 +951,35 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *,  # noqa: A002
     operands = [input] + [b for b in (min, max) if b is not None]
     dt = result_type(*operands)
     x = input._data if input._data.dtype == dt.np else input._data.astype(dt.np)
-    lo = None if min is None else checked_scalar(min, dt)  # out of range: error, as in torch
-    hi = None if max is None else checked_scalar(max, dt)
-    if lo is None:
-        arr = np.minimum(x, hi)
-    elif hi is None:
-        arr = np.maximum(x, lo)
-    else:
-        arr = x.clip(lo, hi)
-    res = wrap(arr, input._device)
+    bounds = (None if min is None else checked_scalar(min, dt),  # out of range: an error, as
+              None if max is None else checked_scalar(max, dt))  # in torch
+    res = wrap(_clip(x, bounds), input._device)
     if needs_grad(input):
-        def backward(g: Tensor) -> tuple:  # 1 inside [min, max] (boundaries included), else 0
-            xs = input._data
-            if lo is None:
-                keep = xs <= hi
-            elif hi is None:
-                keep = xs >= lo
-            else:
-                keep = (xs >= lo) & (xs <= hi)
-            return (g * _const(keep, g),)
-        record("ClampBackward1", res, (input,), backward, saved=(input,))
+        record_rule(_CLAMP, res, input, bounds,
+                    not _SAVED_HOOKS and x is input._data and _plain_array(input) is not None,
+                    name)
     return _to_out(res, out)
+
+
+def _clip(x: Any, bounds: tuple) -> Any:
+    """``x`` clamped to ``bounds = (lo, hi)``; either may be None (no bound on that side)."""
+    lo, hi = bounds
+    return np.minimum(x, hi) if lo is None else np.maximum(x, lo) if hi is None else \
+        x.clip(lo, hi)
+
+
+def _inside(x: Any, bounds: tuple) -> Any:
+    """1 where ``x`` lies within ``bounds`` (boundaries included), else 0: clamp's derivative,
+    an array for an array, a constant tensor for a tensor."""
+    lo, hi = bounds
+    xs = x._data if isinstance(x, Tensor) else x
+    keep = xs <= hi if lo is None else xs >= lo if hi is None else (xs >= lo) & (xs <= hi)
+    return _const(keep, x) if isinstance(x, Tensor) else keep.astype(xs.dtype)
+
+
+# clamp with number bounds: the rule keeps the bounds as its constant (clamp_min and clamp_max
+# record it under their own names)
+_CLAMP = Rule("ClampBackward1", _clip, lambda g, x, bounds, y: g * _inside(x, bounds), reads=_X)
 
 
 def _clamp_tensors(input: Tensor, min: Tensor | None, max: Tensor | None) -> Tensor:  # noqa: A002
@@ -1070,18 +1021,12 @@ def _clamp_tensors(input: Tensor, min: Tensor | None, max: Tensor | None) -> Ten
 
 def clamp_min(input: Tensor, min: Any, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     """``clamp(input, min=min)``."""
-    res = clamp(input, min=min, out=out)
-    if res.grad_fn is not None and not isinstance(min, Tensor):
-        res.grad_fn._name = "ClampMinBackward0"
-    return res
+    return _clamp(input, min, None, out, "ClampMinBackward0")
 
 
 def clamp_max(input: Tensor, max: Any, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     """``clamp(input, max=max)``."""
-    res = clamp(input, max=max, out=out)
-    if res.grad_fn is not None and not isinstance(max, Tensor):
-        res.grad_fn._name = "ClampMaxBackward0"
-    return res
+    return _clamp(input, None, max, out, "ClampMaxBackward0")
 
 
 clip = clamp
@@ -1142,9 +1087,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1,
             out: Tensor | None = None) -> Tensor:
     """``input + value * tensor1 * tensor2`` (the value is cast to the result dtype)."""
     prod = mul(tensor1, tensor2)
-    res = add(input, prod, alpha=_cast_value(value, result_type(input, prod)))
-    if res.grad_fn is not None:
-        res.grad_fn._name = "AddcmulBackward0"
+    res = _add(input, prod, _cast_value(value, result_type(input, prod)), None, "AddcmulBackward0")
     return _to_out(res, out)
 
 
@@ -1160,9 +1103,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1,
                            "inputs. The future addcdiv behavior is just the latter implementation: "
                            "(input + value * tensor1 / tensor2), for all dtypes.")
     quot = div(tensor1, tensor2)
-    res = add(input, quot, alpha=_cast_value(value, result_type(input, quot)))
-    if res.grad_fn is not None:
-        res.grad_fn._name = "AddcdivBackward0"
+    res = _add(input, quot, _cast_value(value, result_type(input, quot)), None, "AddcdivBackward0")
     return _to_out(res, out)
 
 
@@ -1260,6 +1201,21 @@ def _ufunc_into(self: Tensor, ufunc: Any, a: Any, b: Any, dt: D.dtype) -> Tensor
     return self
 
 
+def _inplace_backward(rule: Rule, other: Any, alpha: Any = 1) -> Callable:
+    """The backward of ``self = rule(self, alpha * other)`` done in place, from the rule's own
+    derivatives (which may read ``other``, never ``self``'s old value: it is gone)."""
+    d_self, d_other = rule.grads
+
+    def backward(g: Tensor) -> tuple:
+        g_other = None
+        if _rg(other):
+            g_other = d_other(g, None, other, None)
+            g_other = _grad_for(g_other * alpha if alpha != 1 else g_other, other)
+        return d_self(g, None, other, None), g_other
+
+    return backward
+
+
 @tensor_method()
 def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     check_no_overlap(self)
@@ -1269,9 +1225,8 @@ def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
         b = _apply(np.multiply, b, alpha)  # overflow: inf, silently
     if not needs_grad(self, other):
         return _ufunc_into(self, np.add, a, b, dt)
-    res = _apply(np.add, a, b)
-    return inplace(self, res, "AddBackward0", (self, other),
-                   lambda g: (g, _grad_for(g * alpha if alpha != 1 else g, other)))
+    return inplace(self, _apply(np.add, a, b), _ADD.name, (self, other),
+                   _inplace_backward(_ADD, other, alpha))
 
 
 @tensor_method()
@@ -1284,9 +1239,8 @@ def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
         b = _apply(np.multiply, b, alpha)  # overflow: inf, silently
     if not needs_grad(self, other):
         return _ufunc_into(self, np.subtract, a, b, dt)
-    res = _apply(np.subtract, a, b)
-    return inplace(self, res, "SubBackward0", (self, other),
-                   lambda g: (g, _grad_for(-g * alpha if alpha != 1 else -g, other)))
+    return inplace(self, _apply(np.subtract, a, b), _SUB.name, (self, other),
+                   _inplace_backward(_SUB, other, alpha))
 
 
 @tensor_method()
@@ -1296,8 +1250,8 @@ def mul_(self: Tensor, other: Any) -> Tensor:
     if not needs_grad(self, other):
         return _ufunc_into(self, np.multiply, a, b, dt)
     if not _rg(other):  # self's old value is not needed: no copy
-        return inplace(self, _apply(np.multiply, a, b), "MulBackward0", (self, other),
-                       lambda g: (g * other, None), saved=_saved(other))
+        return inplace(self, _apply(np.multiply, a, b), _MUL.name, (self, other),
+                       _inplace_backward(_MUL, other), saved=_saved(other))
     # other's gradient is self's old value: mul on a snapshot of self that carries its history
     # (so that gradient stays differentiable), then self takes the result and the node.
     return _mul_inplace(self, other)
@@ -1315,6 +1269,14 @@ def _float_power_(self: Tensor, exponent: Any) -> Tensor:
 
 
 relu_ = _inplace_version(relu)
+
+
+# ------------------------------------------------------------------------ the rule table
+#: Every element-wise primitive whose derivative is a ``Rule``, by torch's op name: its node's
+#: name, forward and derivatives are ``RULES[op].name``, ``.forward`` and ``.grads``.
+RULES: dict[str, Rule] = {"add": _ADD, "sub": _SUB, "mul": _MUL, "div": _DIV, "neg": _NEG,
+                          "pow": _POW, "abs": _ABS, "sign": _SIGN, "frac": _FRAC,
+                          "clamp": _CLAMP, **_UNARY}
 
 
 # ------------------------------------------------------------------------ methods
@@ -1382,10 +1344,8 @@ Tensor.__invert__ = _invert
 # ------------------------------------------------------------------------ rsub, signbit
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``other - alpha * input``: subtraction with the operands swapped (``1 - x`` runs this)."""
-    res = sub(other, input, alpha=alpha)
-    if res.grad_fn is not None:
-        res.grad_fn._name = "RsubBackward0" if isinstance(other, Tensor) else "RsubBackward1"
-    return res
+    return _sub(other, input, alpha, None,
+                "RsubBackward0" if isinstance(other, Tensor) else "RsubBackward1")
 
 
 Tensor.__rsub__ = lambda self, other: rsub(self, other)

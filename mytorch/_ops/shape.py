@@ -30,7 +30,7 @@ from .._layout import channels_last, contiguous_format, preserve_format
 from .._storage import extent, moved, resized, restride, storage_root, strided_view
 from .._storage import storage_offset as _storage_offset
 from .._tensor import _LEGACY_NAMES, Size, Tensor, make_view, tensor_method, wrap
-from ..autograd.graph import needs_grad, record, sum_to
+from ..autograd.graph import Node, needs_grad, record, sum_to
 from .._pieces import piece, pieces
 from ._operands import broadcast_pair, channels_last_copy, check_no_overlap, check_same_device, \
     checked_scalar, contiguous_strides, preserve_strides, scalar_array, size_args, \
@@ -1469,9 +1469,9 @@ def _inplace_view(fn: Callable, node: Callable[..., str], name: str) -> Callable
         view = fn(self, *args, **kwargs)
         self._data = view._data
         self._bump()
-        if view.grad_fn is not None:
-            view.grad_fn._name = node(*args, **kwargs)
-            self.grad_fn = view.grad_fn
+        made = view.grad_fn
+        if made is not None:  # the view's edges and backward, in a node of the in-place op's name
+            self.grad_fn = Node(node(*args, **kwargs), made.next_functions, made._backward)
         return self
 
     method.__name__ = method.__qualname__ = name

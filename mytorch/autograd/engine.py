@@ -26,7 +26,8 @@ from .._pieces import piece, pieces
 from .._tensor import Tensor, _VersionCounter, wrap
 from .anomaly_mode import _anomaly
 from .grad_mode import STATE
-from .node import AccumulateGrad, LeanNode, Node, edge
+from .node import CLOSURE, AccumulateGrad, Node, edge
+from .rules import Rule
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -170,6 +171,8 @@ def backpropagate(order: list, grads: dict, run_node: "Callable") -> None:
             slots[nr] = g if slots[nr] is None else slots[nr] + g
 
 
+_VJP = Rule.vjp  # (called unbound: no method object per node)
+
 _TASKS: list[bool] = []  # one entry per backward pass running: was it asked for some inputs?
 
 #: Tools that watch the backward pass (the profiler) put a function here: it receives the pass's
@@ -281,17 +284,21 @@ def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool,
     def run_node(node: Node, outs: list) -> Sequence:
         if node._special or anomaly:  # hooks, retain_grad, packed saved tensors, anomaly mode
             return run_in_full(node, outs)
-        if node.__class__ is LeanNode:  # LeanNode's _check_saved, backward, _release, inline
-            t = node._s0
-            if t is not None:
-                if t._vc.value != node._v0 or (node._s1 is not None
-                                               and node._s1._vc.value != node._v1):
+        if node._dtype is not CLOSURE:
+            # A node made from a rule (rules.py), the most common kind: what ``_check_saved``,
+            # ``_call_backward`` and ``_release`` do for it, inline (three calls fewer per node).
+            saved = node._saved  # (tensor, version, ...): at most three tensors
+            if saved:
+                if saved[0]._vc.value != saved[1] or len(saved) > 2 and (
+                        saved[2]._vc.value != saved[3] or len(saved) > 4
+                        and saved[4]._vc.value != saved[5]):
                     node._check_saved()  # raises the error that names the tensor
             elif node._released:
                 node._check_saved()
-            grad_inputs = node._run(node, outs[0])
-            if t is not None and not retain_graph:
-                node._run = node.input = node.other = node._s0 = node._s1 = None
+            grad_inputs = _VJP(node._backward, node, outs[0])
+            if saved and not retain_graph:
+                node._backward = node._input = node._other = node._result = None
+                node._saved = ()
                 node._released = True
             return grad_inputs
         if node.__class__ is AccumulateGrad:
@@ -299,7 +306,7 @@ def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool,
                 _accumulate_leaf(node.variable, outs[0], create_graph, owned)
             return ()
         node._check_saved()
-        grad_inputs = node._backward(outs[0] if node.num_outputs == 1 else outs)  # type: ignore
+        grad_inputs = node._backward(outs[0] if node.num_outputs == 1 else outs)
         if not retain_graph:
             node._release()
         return grad_inputs
@@ -320,7 +327,7 @@ def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool,
             grad_inputs = _run_node(node, grad)
         else:
             node._check_saved()
-            grad_inputs = node._backward(grad)  # type: ignore[misc]
+            grad_inputs = node._call_backward(grad)
         if not retain_graph:
             node._release()
         if owned is not None:
@@ -389,10 +396,10 @@ def _run_node(node: Node, grad: Any) -> Sequence:
     """Call ``node``'s backward, with anomaly mode's checks and forward traceback around it."""
     node._check_saved()
     if not _anomaly.enabled:
-        grad_inputs = node._backward(grad)  # type: ignore[misc]
+        grad_inputs = node._call_backward(grad)
     else:
         try:
-            grad_inputs = node._backward(grad)  # type: ignore[misc]
+            grad_inputs = node._call_backward(grad)
             if _anomaly.check_nan:
                 _check_nan(node, grad_inputs)
         except Exception:

@@ -3,6 +3,7 @@
 The graph's machinery lives in small modules, by concern:
 
 * ``node.py``          — :class:`Node`, ``AccumulateGrad`` and how ops record themselves (``record``)
+* ``rules.py``         — derivative rules written once (``Rule``) and the node made from one
 * ``saved_tensors.py`` — saved-tensor hooks (``saved_tensors_hooks``, ``save_on_cpu``)
 * ``anomaly_mode.py``  — anomaly mode's switches and the forward traces nodes keep under it
 * ``unbroadcast.py``   — undoing broadcasting in a backward formula (piece 02.1, ``sum_to``)
@@ -20,7 +21,6 @@ from .node import (
                    INFERENCE_SAVED,
                    NO_EDGE,
                    AccumulateGrad,
-                   LeanNode,
                    Node,
                    SavedOutput,
                    accumulate_node,
@@ -29,15 +29,13 @@ from .node import (
                    needs_grad,
                    next_sequence_nr,
                    record,
-                   record_lean,
                    record_outputs,
 )
 from .saved_tensors import save_on_cpu, saved_tensors_hooks
 from .unbroadcast import sum_to, unbroadcast
 from .views import CopySlices, check_inplace, rebase_history
 
-__all__ = ["Node", "LeanNode", "SavedOutput", "AccumulateGrad", "CopySlices", "record",
-           "record_lean", "record_outputs", "needs_grad", "accumulate_node", "edge", "sum_to",
+__all__ = ["Node", "SavedOutput", "AccumulateGrad", "CopySlices", "record", "record_outputs", "needs_grad", "accumulate_node", "edge", "sum_to",
            "unbroadcast", "saved_tensors_hooks", "save_on_cpu", "mask_grad", "depends_on",
            "check_inplace", "rebase_history", "adopt_outputs", "next_sequence_nr", "NO_EDGE",
            "FREED_GRAPH", "INFERENCE_SAVED"]

@@ -6,10 +6,12 @@ creates a :class:`Node` (the tensor's ``grad_fn``) that remembers
 * ``next_functions``: the nodes of the inputs (or an ``AccumulateGrad`` for a leaf), and
 * ``backward``: a closure mapping the output's gradient to one gradient per input,
   written with mytorch tensor operations so that ``create_graph=True`` can differentiate it again.
+
+The element-wise primitives record the same :class:`Node` from a rule instead of a closure
+(``rules.py``: ``record_rule``); the node then keeps the rule's operands in its own fields.
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 import weakref
@@ -20,8 +22,8 @@ from ..utils.hooks import RemovableHandle
 from .anomaly_mode import _anomaly, _forward_trace
 from .grad_mode import STATE
 
-__all__ = ["Node", "LeanNode", "SavedOutput", "AccumulateGrad", "record", "record_lean",
-           "record_outputs", "needs_grad", "accumulate_node", "edge", "adopt_outputs"]
+__all__ = ["Node", "SavedOutput", "AccumulateGrad", "record", "record_outputs", "needs_grad",
+           "accumulate_node", "edge", "adopt_outputs"]
 
 BackwardFn = Callable[["Tensor"], Sequence["Tensor | None"]]
 
@@ -63,6 +65,14 @@ def next_sequence_nr() -> int:
     return next(_SEQUENCE) + 1
 
 
+#: ``Node._dtype`` of a node whose backward is a closure. A node made from a rule
+#: (``autograd/rules.py``) keeps there the dtype of its result's array when its operands may be
+#: used as bare arrays in a plain backward (else None), and the operands the rule reads in
+#: ``_input``, ``_other`` and ``_result`` (a :class:`SavedOutput`): torch's generated nodes keep
+#: their saved variables as fields too.
+CLOSURE = object()
+
+
 class Node:
     """One recorded operation: ``grad_fn`` of the tensor(s) it produced.
 
@@ -74,7 +84,7 @@ class Node:
     # defaults below, which a node overrides in its own ``__dict__`` only when it needs to, so that
     # recording a node (once per op) stores six attributes instead of fifteen.
     __slots__ = ("_name", "next_functions", "_backward", "_saved", "_released", "_seq",
-                 "__weakref__", "__dict__")
+                 "_input", "_other", "_result", "_dtype", "__weakref__", "__dict__")
     num_outputs = 1
     # True once the node has hooks, retains a gradient or had its saved tensors packed by
     # saved-tensor hooks: the engine's quick path (``run_node``) leaves such a node to the full one
@@ -92,7 +102,8 @@ class Node:
         self._name = name
         self.next_functions = next_functions
         self._backward = backward
-        # (tensor, its version now): backward refuses to run if the version has moved on
+        self._dtype = CLOSURE
+        # (tensor, its version now, ...): backward refuses to run if a version has moved on
         self._saved = _save(self, saved) if saved else ()
         self._released = False
         if _anomaly.enabled:
@@ -117,9 +128,15 @@ class Node:
     def __call__(self, *grads: "Tensor") -> Any:
         """Run this node's backward on ``grads`` by hand (as ``y.grad_fn(g)`` does in torch)."""
         self._check_saved()
-        res = self._backward(grads[0] if self.num_outputs == 1 else list(grads))  # type: ignore
-        res = tuple(res)
+        res = tuple(self._call_backward(grads[0] if self.num_outputs == 1 else list(grads)))
         return res[0] if len(res) == 1 else res
+
+    def _call_backward(self, grad: Any) -> Sequence:
+        """Run the backward: the closure :func:`record` gave, or, for a node made from a rule
+        (``autograd/rules.py``), the rule applied to the operands the node keeps."""
+        if self._dtype is CLOSURE:
+            return self._backward(grad)  # type: ignore[misc]
+        return self._backward.vjp(self, grad)  # type: ignore[union-attr]
 
     def register_hook(self, fn: Callable) -> Any:
         """Call ``fn(grad_inputs, grad_outputs)`` after this node's backward runs.
@@ -162,9 +179,11 @@ class Node:
             for entry in self._packed:
                 entry.restore()
             return
-        for t, version in self._saved:
-            if t._vc.value != version:
-                raise RuntimeError(_modified_message(self, t, version))
+        saved = self._saved  # tensor, version, tensor, version, ...
+        for i in range(0, len(saved), 2):
+            t = saved[i]
+            if t._vc.value != saved[i + 1]:
+                raise RuntimeError(_modified_message(self, t, saved[i + 1]))
 
     def _release(self) -> None:
         """Drop the closure and the saved tensors (what ``retain_graph=False`` frees).
@@ -173,6 +192,8 @@ class Node:
         """
         if self._saved:
             self._backward = None
+            if self._dtype is not CLOSURE:
+                self._input = self._other = self._result = None
             self._saved = ()
             if self._packed is not None:
                 self._packed = None
@@ -221,7 +242,9 @@ class SavedOutput:
 
 
 def _save(node: Node, saved: Sequence[Any]) -> tuple:
-    """``(tensor, version)`` of each saved tensor; a saved output learns its node (weakly).
+    """A node's ``_saved``: each saved tensor followed by its version now, in one flat tuple
+    (``(t0, v0, t1, v1, ...)``: one object per node, not one per tensor more). A saved output
+    learns its node (weakly).
 
     Inside :class:`saved_tensors_hooks`, each saved tensor also goes through the pack hook.
     """
@@ -229,23 +252,23 @@ def _save(node: Node, saved: Sequence[Any]) -> tuple:
     for t in saved:
         if t.__class__ is SavedOutput:
             t._node = weakref.ref(node)
-        out.append((t, t._vc.value))
+        out += (t, t._vc.value)
     if _SAVED_HOOKS:  # the hooks keep what they want; the node keeps no saved tensor itself
-        node._packed = _SAVED_HOOKS[-1]._pack_all(node, [t for t, _ in out])
+        node._packed = _SAVED_HOOKS[-1]._pack_all(node, list(saved))
         node._special = True
-        return tuple((_DROPPED, v) for _, v in out)
+        out[::2] = [_DROPPED] * len(saved)
     return tuple(out)
 
 
 def adopt_outputs(node: Node, old: "Tensor", new: "Tensor") -> None:
     """After an in-place op copied ``old`` (an op's output) into ``new``, point the outputs
     ``node`` saved at ``new``'s memory and version, so later changes of ``new`` are caught."""
-    saved = []
-    for t, version in node._saved:
+    saved = list(node._saved)
+    for i in range(0, len(saved), 2):
+        t = saved[i]
         if t.__class__ is SavedOutput and t._data is old._data:
             t._adopt(new)
-            version = new._vc.value
-        saved.append((t, version))
+            saved[i + 1] = new._vc.value
     node._saved = tuple(saved)
 
 
@@ -348,109 +371,6 @@ def record(name: str, out: "Tensor", inputs: Sequence[Any], backward: BackwardFn
 
 
 NO_EDGE = _NO_EDGE = (None, 0)  # the edge of an input that takes no gradient (a number, a constant)
-
-
-class LeanNode(Node):
-    """The node of an op on the lean path (see ``_ops/pointwise.py``): backward is
-    ``run(node, grad)``, a function shared by every node of that op, and what it needs sits in
-    the node's own slots instead of a closure: the operands ``input`` and ``other`` (tensors,
-    numbers, or what the op puts there), whether each wants a gradient, the result's dtype, and
-    up to two saved tensors with their versions.
-
-    It behaves as a node with a closure does; it only keeps fewer objects alive per recorded
-    op (no closure, no cells, no tuples of saved tensors), and the garbage collector's work
-    grows with those: in a long chain of tiny ops, that work is a good part of the time.
-    """
-
-    __slots__ = ("_run", "input", "other", "rg_input", "rg_other", "dtype", "_s0", "_v0", "_s1",
-                 "_v1")
-
-    @property  # type: ignore[override]
-    def _backward(self) -> Callable | None:
-        """What the engine calls, ``_backward(grad)`` (None once freed, like a Node's)."""
-        return None if self._run is None else functools.partial(self._run, self)
-
-    @property  # type: ignore[override]
-    def _saved(self) -> tuple:
-        """``((tensor, version), ...)`` as a Node keeps them (built when asked)."""
-        if self._s0 is None:
-            return ()
-        if self._s1 is None:
-            return ((self._s0, self._v0),)
-        return ((self._s0, self._v0), (self._s1, self._v1))
-
-    @_saved.setter
-    def _saved(self, pairs: tuple) -> None:
-        (self._s0, self._v0), (self._s1, self._v1) = (list(pairs) + [(None, 0), (None, 0)])[:2]
-
-    def _check_saved(self) -> None:
-        if self._released:
-            raise RuntimeError(FREED_GRAPH)
-        t = self._s0
-        if t is not None:
-            if t._vc.value != self._v0:
-                raise RuntimeError(_modified_message(self, t, self._v0))
-            t = self._s1
-            if t is not None and t._vc.value != self._v1:
-                raise RuntimeError(_modified_message(self, t, self._v1))
-
-    def _release(self) -> None:
-        if self._s0 is not None:
-            self._run = self.input = self.other = self._s0 = self._s1 = None
-            self._released = True
-
-
-def _lean_edge(x: Any) -> tuple:
-    """The edge a lean node keeps to operand ``x``: to its node if it requires grad, else none."""
-    if isinstance(x, Tensor) and x._requires_grad:
-        fn = x.grad_fn
-        return (accumulate_node(x), 0) if fn is None else (fn, x._output_nr)
-    return _NO_EDGE
-
-
-def _lean_saved(t: Any, node: "LeanNode") -> tuple:
-    """``(t, its version now)``: a tensor (or :class:`SavedOutput`) a lean node saves."""
-    if t._inference:
-        raise RuntimeError(INFERENCE_SAVED)
-    if t.__class__ is SavedOutput:
-        t._node = weakref.ref(node)
-    return t, t._vc.value
-
-
-_new = object.__new__
-
-
-def record_lean(name: str, out: "Tensor", inputs: tuple, run: Callable, input: Any, other: Any,
-                rg_input: bool, rg_other: bool, saved: tuple = ()) -> "Tensor":
-    """:func:`record` for the lean path: a :class:`LeanNode` whose backward is
-    ``run(node, grad)``, with an edge to each of ``inputs`` (one or two operands: tensors that
-    require grad, or anything else for no edge) and the given slots. ``saved``: at most two
-    tensors, as for :func:`record` (the lean path is never taken under saved-tensor hooks)."""
-    # (written out for one or two inputs and saved tensors, without loops or lists: every
-    # recorded element-wise op of a training step comes through here)
-    e0 = _lean_edge(inputs[0])
-    nexts = (e0,) if len(inputs) == 1 else (e0, _lean_edge(inputs[1]))
-    node = _new(LeanNode)
-    node._name = name
-    node.next_functions = nexts
-    node._run = run
-    node.input = input
-    node.other = other
-    node.rg_input = rg_input
-    node.rg_other = rg_other
-    node.dtype = out._data.dtype
-    node._released = False
-    node._seq = next(_SEQUENCE)
-    if _anomaly.enabled:
-        node._trace = _forward_trace()
-    node._s0 = node._s1 = None
-    if saved:
-        node._s0, node._v0 = _lean_saved(saved[0], node)
-        if len(saved) > 1:
-            node._s1, node._v1 = _lean_saved(saved[1], node)
-    out.grad_fn = node
-    out._requires_grad = True
-    return out
 
 
 def record_outputs(name: str, outs: Sequence["Tensor"], inputs: Sequence[Any],

@@ -11,7 +11,7 @@ import weakref
 from typing import Any, Callable
 
 from .._tensor import wrap
-from .node import _DROPPED, _SAVED_HOOKS, Node, SavedOutput, accumulate_node
+from .node import _DROPPED, _SAVED_HOOKS, CLOSURE, Node, SavedOutput, accumulate_node
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu"]
 
@@ -49,7 +49,7 @@ class saved_tensors_hooks:
                 cells: list = []
             else:
                 packed = pack(item)
-                cells = _cells_holding(node._backward, item) if packed is not item else []
+                cells = _holding(node, item) if packed is not item else []
                 for c in cells:
                     c.cell_contents = _DROPPED
             entries.append(_PackedEntry(item, packed, unpack, cells))
@@ -101,6 +101,34 @@ class _PackedEntry:
         for c in self.cells:
             c.cell_contents = t
 
+
+
+class _FieldCell:
+    """A field of a rule's node (``_input``, ``_other``: see rules.py), read and written as a
+    closure cell (the node weakly: it holds this cell through its packed entries)."""
+
+    __slots__ = ("node", "field")
+
+    def __init__(self, node: Node, field: str) -> None:
+        self.node, self.field = weakref.ref(node), field
+
+    @property
+    def cell_contents(self) -> Any:
+        return getattr(self.node(), self.field)
+
+    @cell_contents.setter
+    def cell_contents(self, value: Any) -> None:
+        node = self.node()
+        if node is not None:
+            setattr(node, self.field, value)
+
+
+def _holding(node: Node, item: Any) -> list:
+    """Where ``node``'s backward reads ``item``: fields of a rule's node, or cells of its
+    backward closure."""
+    if node._dtype is not CLOSURE:
+        return [_FieldCell(node, f) for f in ("_input", "_other") if getattr(node, f) is item]
+    return _cells_holding(node._backward, item)
 
 
 def _cells_holding(fn: Any, item: Any, depth: int = 3) -> list:
