@@ -11,11 +11,13 @@ reference solutions handed in as a student's keep full marks.
 from __future__ import annotations
 
 import ast
+import dis
 import inspect
 import os
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 import pytest
@@ -289,3 +291,63 @@ def test_the_memory_access_body_does_take_the_points_where_the_reference_is_in_r
         thief = [r for r in csv.DictReader(f) if r["student"] == "thief"]
     reached = [r for r in thief if int(r["points"]) > 0 or "calls mytorch's own" in r["message"]]
     assert reached, thief
+
+
+def _library_functions(reg) -> dict[int, str]:
+    return {id(fn): name for name, p in reg.items() for fn in (p.reference, p.fast)
+            if isinstance(fn, types.FunctionType)}
+
+
+def test_a_given_reference_reaches_the_other_pieces_through_the_registry() -> None:
+    """A child of a test group runs the chapter's other pieces on references compiled from the
+    library's source (``stubtree.give``). Those name the pieces they use by their plain names
+    (``conv2d_unfold`` calls ``conv_output_size``), which in a library module are the library's
+    functions: in a stub tree, the stub of the piece under test, which the test forbids. So the
+    reference solution of chapter 04's exercise 1 lost its points ("calls mytorch's own"): its
+    test plugs the student's piece into ``nn.Conv2d``, whose given ``conv2d_unfold`` called the
+    forbidden function. A given reference must reach every other piece through the registry."""
+    import mytorch
+    from bookkit.pieces import registry
+    from mytorch.mine import plugged
+
+    reg = registry()
+    stub = types.ModuleType("mytorch._grader_stub_under_test")
+    exec(compile(stubtree._STUB_SOURCE, "<stub>", "exec"), stub.__dict__)
+    stub.give(stubtree.references(list(reg), frozenset()))
+    library = _library_functions(reg)
+    leaks = []
+    for name, (given, _fast) in stub._GIVEN.items():
+        functions = [getattr(m, "__func__", m) for m in vars(given).values()] if isinstance(given, type) \
+            else [given]
+        for fn in functions:
+            if not isinstance(fn, types.FunctionType):
+                continue
+            codes = [fn.__code__]
+            for code in codes:
+                codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+                leaks += [(name, ins.argval) for ins in dis.get_instructions(code)
+                          if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME")
+                          and id(fn.__globals__.get(ins.argval)) in library]
+    assert not leaks, f"given references that call another piece's library function directly: {leaks}"
+
+    # what forbid sees: the library's conv_output_size never runs; the plugged one does
+    library_code = reg["conv_output_size"].reference.__code__
+    seen, mine_calls = [], []
+
+    def mine(n, kernel_size, stride=1, padding=0, dilation=1, ceil_mode=False):
+        mine_calls.append(n)
+        return (n + 2 * padding - dilation * (kernel_size - 1) - 1) // stride + 1
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code is library_code:
+            seen.append(frame.f_code.co_qualname)
+
+    conv2d_unfold = stub._GIVEN["conv2d_unfold"][0]
+    x, w = mytorch.ones(1, 1, 5, 5), mytorch.ones(1, 1, 3, 3)
+    with plugged(conv_output_size=mine):
+        sys.setprofile(profile)
+        try:
+            out = conv2d_unfold(x, w, None, (1, 1), (0, 0), (1, 1), 1)
+        finally:
+            sys.setprofile(None)
+    assert tuple(out.shape) == (1, 1, 3, 3) and mine_calls and not seen

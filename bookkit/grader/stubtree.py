@@ -47,21 +47,54 @@ hold it in the library call ``impl`` instead, which returns the student's functi
 (for a piece of the chapter that the running test is not about) the reference compiled from the
 source the grader sent.
 """
-from mytorch._pieces import REGISTRY, STUB_MESSAGE
+from mytorch._pieces import REGISTRY, STUB_MESSAGE, pieces
 
 _NAMESPACE = []  # the notebook's namespace, once the child has one
 _GIVEN = {}  # piece name -> (reference, fast or None), compiled from the job
 _WRAPPED = {}  # id(student function) -> (function, wrapped)
+_THROUGH = {}  # piece name -> the function that calls it through the registry
 
 
 def _identity(*args, **kwargs):
     return lambda fn: fn
 
 
+def _through_registry(name):
+    """``pieces.<name>`` as a function: the piece as the library runs it now."""
+    call = _THROUGH.get(name)
+    if call is None:
+        def call(*args, **kwargs):
+            return getattr(pieces, name)(*args, **kwargs)
+
+        call.__name__ = call.__qualname__ = name
+        _THROUGH[name] = call
+    return call
+
+
+def _library_pieces():
+    """id(function) -> piece name, for every piece's function in the library (reference, fast)."""
+    owners = {}
+    for key, p in REGISTRY.items():
+        for fn in (p.reference, p.fast):
+            while fn is not None and type(fn) is type(_identity):
+                owners[id(fn)] = key
+                fn = getattr(fn, "__wrapped__", None)
+    return owners
+
+
 def give(sources):
-    """Compile the references of the pieces this child is not testing (trusted set-up)."""
+    """Compile the references of the pieces this child is not testing (trusted set-up).
+
+    A reference names the other pieces it uses by their plain names (``conv2d_unfold`` calls
+    ``conv_output_size``): in the notebook those are the student's functions. In a library module
+    they are the library's functions, which in this tree are the stubs that the running test
+    forbids, so a reference compiled there would be reported as the student calling mytorch's
+    own piece. In its namespace each such name calls the piece through the registry instead, as
+    the rest of the library does (``pieces.<name>``, which the test plugs the student's into).
+    """
     import importlib
 
+    owners = _library_pieces()
     for name, entry in sources.items():
         found = []
         for given in (entry.get("ref"), entry.get("fast")):
@@ -71,6 +104,10 @@ def give(sources):
             module_name, text = given
             module = importlib.import_module(module_name)
             namespace = dict(module.__dict__)
+            for key, value in module.__dict__.items():
+                owner = owners.get(id(value))
+                if owner is not None:
+                    namespace[key] = _through_registry(owner)
             namespace["piece"] = _identity
             exec(compile(text, "<reference of " + name + ">", "exec"), namespace)
             found.append(namespace[entry["names"][len(found)]])
