@@ -351,3 +351,33 @@ def test_a_given_reference_reaches_the_other_pieces_through_the_registry() -> No
         finally:
             sys.setprofile(None)
     assert tuple(out.shape) == (1, 1, 3, 3) and mine_calls and not seen
+
+
+@pytest.mark.slow
+def test_a_looping_piece_costs_the_first_child_little_and_its_test_one_timeout(tmp_path, monkeypatch) -> None:
+    """A test that does not pass in the first child runs again in its group with the whole
+    TIMEOUT, so the first child gives each test only a few times what the reference solution's
+    run took (``legs.first_deadlines``): a looping piece does not cost two TIMEOUTs."""
+    timeout = 8.0
+    ex = next(e for e in load_exercises(ROOT) if e.name.startswith("03_"))
+    bodies = [textwrap.dedent(r) for r in ex.program.reference]
+    bodies[0] = "while True:\n    pass"
+    (tmp_path / "subs" / "loops").mkdir(parents=True)
+    (tmp_path / "subs" / "loops" / f"{ex.name}.md").write_text(
+        fill_regions(strip_solutions(ex.source), bodies), encoding="utf-8")
+    firsts: list[tuple[float, dict]] = []
+    real = legs.run_job
+
+    def first_child(root, cells, **kwargs):
+        result = real(root, cells, **kwargs)
+        firsts.append((result.elapsed, kwargs.get("cell_timeouts") or {}))
+        return result
+
+    monkeypatch.setattr(legs, "run_job", first_child)
+    grade_class(ROOT, tmp_path / "subs", tmp_path / "out", 1, Limits(cell_timeout=timeout), progress=False,
+                exercises=[ex])
+    table = rows(tmp_path / "out")["loops"]
+    others = [s for t, _, s in table[1:] if t != "integration"]
+    assert table[0][2] == "timeout" and others and all(s == "passed" for s in others), table
+    elapsed, deadlines = firsts[0]
+    assert deadlines and max(deadlines.values()) < timeout and elapsed < timeout * 0.75, firsts

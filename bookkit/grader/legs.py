@@ -7,8 +7,10 @@ piece of the chapter was in that process (``stubtree.py``), so the pass is earne
 failed there may have failed through another of the student's pieces (the library calls them
 everywhere in that child), so it is run again, with its group (``stubtree.test_groups``), in a
 child where the chapter's other pieces are the references: its verdict is the one it would get in
-the whole library, and its own reference is never in reach. A correct file costs one child, as it
-did before the stub trees; only the tests that fail cost another.
+the whole library, and its own reference is never in reach. A correct file costs one child, plus
+one per group whose test calls a piece the file defines further down; only the tests that do not
+pass in the first child cost another, and the first child waits only a few times the reference's
+time for each test (``first_deadlines``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,25 @@ def plan(root: Path, exercise: str, source: str, program) -> Plan:
     return Plan(Leg(tree, tests, {}), groups if pieces else ())
 
 
+#: In the first child a test cell gets ``SLACK`` times what the reference solution's run took, plus
+#: ``MARGIN`` seconds, and at least ``FLOOR`` of TIMEOUT (never more than TIMEOUT).
+SLACK, MARGIN, FLOOR = 4.0, 1.0, 0.25
+
+
+def first_deadlines(reference, cells: list[dict], timeout: float) -> dict[int, float]:
+    """The first child's deadline of each test cell the reference's runs timed.
+
+    No verdict of the first child but a pass is final: a test that does not pass there runs again
+    in its group, with the whole ``TIMEOUT``. So the first child need not wait a full ``TIMEOUT``
+    for a test that loops (most likely in a piece of its own, which its group runs again anyway):
+    a looping piece then costs about one ``TIMEOUT``, as it did when every test ran in the whole
+    library, not two. A correct test that is merely slow in the first child costs a second run,
+    never its points."""
+    durations = getattr(reference, "durations", None) or {}
+    return {i: min(timeout, max(FLOOR * timeout, SLACK * durations[i] + MARGIN))
+            for i, cell in enumerate(cells) if cell["kind"] == "test" and i in durations}
+
+
 def run_student(plan_: Plan, program, reference, cells: list[dict], *, seed: int, hidden: bool,
                 limits: Limits, skip: frozenset[int] = frozenset(), audit: bool = True) -> ChildResult:
     """A student's run of ``cells``, as ``sandbox.run_all`` returns it (see the module's text).
@@ -53,14 +74,16 @@ def run_student(plan_: Plan, program, reference, cells: list[dict], *, seed: int
         return run_all(everything.root, cells, seed=seed, hidden=hidden, limits=limits, skip=skip,
                        audit=audit)
     first = run_job(everything.root, cells, seed=seed, hidden=hidden, limits=limits, skip=skip,
-                    audit=audit)
+                    audit=audit, cell_timeouts=first_deadlines(reference, cells, limits.cell_timeout))
     if first.malformed or first.unstarted:
         return first
     stopped_code = frozenset()
     if first.outcome != "done" and first.running is not None and cells[first.running]["kind"] == "code":
         first.stopped[first.running] = first.outcome  # never run it again: it costs the same each time
         stopped_code = frozenset({first.running})
-    verdicts = judge(program, reference, first, hidden=hidden)
+    # each row on its own checks: an integration row that passed here is not run again because
+    # another row (whose piece came later in the file, say) did not pass here
+    verdicts = judge(program, reference, first, hidden=hidden, own_work=False)
     retry = {t.cell for t, v in zip(program.tests, verdicts, strict=True)
              if v.status != "passed" and t.cell not in skip}
     legs = [Leg(g.root, g.cells & retry, g.references) for g in plan_.groups if g.cells & retry]

@@ -60,6 +60,7 @@ class ChildResult:
     malformed: str = ""  # the child sent a record that breaks the protocol (the student's error)
     isolation: dict = field(default_factory=dict)  # which OS layers were in force (from the zygote)
     elapsed: float = 0.0  # seconds from the fork to the end (counted against run_all's cap)
+    durations: dict[int, float] = field(default_factory=dict)  # cell → seconds it ran (finished cells)
 
 
 def _trusted_paths(root: Path) -> tuple[list[str], list[str], list[str]]:
@@ -258,11 +259,13 @@ atexit.register(shutdown)
 
 def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: Limits,
             skip: frozenset[int] = frozenset(), new_zygote: bool = False, audit: bool = True,
-            budget: float | None = None, references: dict | None = None) -> ChildResult:
+            budget: float | None = None, references: dict | None = None,
+            cell_timeouts: dict[int, float] | None = None) -> ChildResult:
     """Run ``cells`` (without ``skip``) in a sandboxed child; return its records.
 
     Deadlines (``records.RecordClock``): each cell ``limits.cell_timeout`` from its own ``begin``,
-    the child at most start-up + runnable cells × timeout, or ``budget`` seconds if that is less.
+    the child at most start-up + runnable cells × timeout, or ``budget`` seconds if that is less;
+    ``cell_timeouts`` may give some cells a shorter deadline of their own.
     A record out of order (a repeated ``begin``, say) is malformed and ends the child at once.
 
     ``root`` holds the ``mytorch/`` the child imports (a stub tree for a student's run:
@@ -312,7 +315,7 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
         result.isolation = dict(zygote.layers or {})
         forked = time.monotonic()
         clock = RecordClock(len(cells), frozenset(skip), limits.cell_timeout, forked,
-                            None if budget is None else forked + budget)
+                            None if budget is None else forked + budget, timeouts=cell_timeouts)
         stderr_tail = bytearray()
         records: list[dict] = []
         state: dict = {"garbled": False, "code": None, "malformed": ""}
@@ -400,6 +403,7 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
     why = f"killed by signal {-code}" if code and code < 0 else f"exit code {code}"
     result.detail = f"{why}; stderr: {clean(bytes(stderr_tail).decode('utf-8', 'replace')[-800:])}"
     result.elapsed = time.monotonic() - forked
+    result.durations = {cell: took for cell, took in clock.durations.items() if cell in result.ends}
     return result
 
 
@@ -433,6 +437,7 @@ def run_all(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
                          new_zygote=new_zygote, budget=budget, audit=audit, references=references)
         budget -= result.elapsed
         merged.ends.update(result.ends)
+        merged.durations.update(result.durations)
         merged.detail = result.detail
         merged.unstarted |= result.unstarted
         merged.isolation = merged.isolation or result.isolation
@@ -482,6 +487,7 @@ def run_legs(legs: list[Leg], cells: list[dict], *, seed: int, hidden: bool, lim
             merged.malformed, merged.ends = result.malformed, {}
             return merged
         merged.ends.update(result.ends)
+        merged.durations.update(result.durations)
         merged.stopped.update(result.stopped)
         stopped_code |= {i for i in result.stopped if cells[i]["kind"] == "code"}
         if result.outcome != "done" and merged.outcome == "done":
