@@ -128,12 +128,12 @@ exercises: $(STAMP) ## 由 solutions/ 生成 exercises/ / regenerate exercises/ 
 colab: $(STAMP) ## 执行各章，写入 notebooks/{zh,en}/ / execute the chapters into notebooks/{zh,en}/ (Colab, Binder, GitHub)
 	$(BOOKKIT) colab
 
-grade: $(STAMP) ## 教师：批改 / instructors: grade SUBMISSIONS=<dir> [OUT=grades] [JOBS=2] [TIMEOUT=10 s/test]
+grade: $(STAMP) ## 教师：批改 / instructors: grade SUBMISSIONS=<dir> [OUT=grades] [JOBS=2] [TIMEOUT=10 s/test] [UNSAFE_NO_SANDBOX=1]
 	@if [ -z "$(SUBMISSIONS)" ]; then \
 	  echo "usage: make grade SUBMISSIONS=<dir> [OUT=grades] [JOBS=2] [TIMEOUT=10]" >&2; \
 	  echo "  <dir> holds one folder per student, named by the student's id, with their exercises/ files" >&2; \
 	  exit 2; fi
-	$(BOOKKIT) grade-class "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(if $(filter auto,$(JOBS)),$(shell nproc),$(JOBS)) --timeout $(TIMEOUT)
+	$(BOOKKIT) grade-class "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(if $(filter auto,$(JOBS)),$(shell nproc),$(JOBS)) --timeout $(TIMEOUT) $(if $(filter 1 yes true,$(UNSAFE_NO_SANDBOX)),--unsafe-no-sandbox)
 
 bench-grade: $(STAMP) ## 批改的速度 / time `make grade` on N generated submissions with JOBS=2 (N=100)
 	$(BOOKKIT) bench-grade --n $(N) --jobs 2

@@ -201,13 +201,14 @@ def cmd_grade(project: Project, args: argparse.Namespace) -> int:
 
 def cmd_grade_class(project: Project, args: argparse.Namespace) -> int:
     from bookkit.grader.batch import InstructorError, grade_class
-    from bookkit.grader.sandbox import Limits
+    from bookkit.grader.sandbox import IsolationMissing, Limits, require_isolation
 
+    require_isolation(not args.unsafe_no_sandbox)  # fail closed: no kernel isolation, no grading
     try:
         check_class_paths(project, args.submissions.resolve(), args.out.resolve())
         results = grade_class(project.root, args.submissions.resolve(), args.out.resolve(), args.jobs,
                               Limits(cell_timeout=args.timeout), progress=not args.quiet)
-    except InstructorError as exc:
+    except (InstructorError, IsolationMissing) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"✓ graded {len(results)} student(s): {args.out}/gradebook.csv, summary.csv, feedback/")
@@ -399,6 +400,11 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=_positive, default=2, help="parallel children (default 2)")
     p.add_argument("--timeout", type=_timeout, default=10, help="seconds per test cell (default 10)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--unsafe-no-sandbox", action="store_true",
+                   help="grade even where user namespaces or seccomp are missing (refused otherwise): "
+                        "students' code can then read every file its user can, the solutions and "
+                        "the library's reference pieces included, reach the network and see other "
+                        "processes (docs/grader.md)")
     p.set_defaults(func=cmd_grade_class)
 
     p = sub.add_parser("lab", help="start JupyterLab on the book")

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import functools
 import hashlib
 import io
 import os
@@ -30,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from bookkit.grader import batch as batch_module
+from bookkit.grader import legs as legs_module
 from bookkit.grader import records, sandbox
 from bookkit.grader.batch import grade_class
 from bookkit.grader.sandbox import Limits
@@ -92,22 +91,25 @@ def graded(tmp_path_factory: pytest.TempPathFactory):
         (subs / student / "exercises").symlink_to(target, target_is_directory=True)
     (subs / "hard_link").mkdir()
     os.link(solutions / f"{NAME}.md", subs / "hard_link" / f"{NAME}.md")
-    runs: list[tuple[float, float, list[dict], bool]] = []  # (seconds, cap, cells, hidden) of each run
+    runs: list[tuple[float, float, list[dict], bool]] = []  # (seconds, cap, cells, hidden) of each child
 
-    def timed_run_all(root, cells, **kwargs):
+    def sealless_timed_run_job(root, cells, **kwargs):
+        """Every child of the batch (reference runs and each leg of a student's run), the seal off."""
+        kwargs["audit"] = False
         cap = records.RecordClock(len(cells), frozenset(kwargs.get("skip", ())), TIMEOUT, 0.0).cap
         start = time.monotonic()
         try:
-            return real_run_all(root, cells, **kwargs)
+            return real_run_job(root, cells, **kwargs)
         finally:
             runs.append((time.monotonic() - start, cap, cells, kwargs["hidden"]))
 
-    real_run_all = sandbox.run_all
+    real_run_job = sandbox.run_job
     stderr = io.StringIO()
     start = time.monotonic()
     with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stderr(stderr):
-        patch.setattr(sandbox, "run_job", functools.partial(sandbox.run_job, audit=False))  # the seal is off
-        patch.setattr(batch_module, "run_all", timed_run_all)
+        # run_all and run_legs call sandbox.run_job; a student's first leg calls legs.run_job
+        patch.setattr(sandbox, "run_job", sealless_timed_run_job)
+        patch.setattr(legs_module, "run_job", sealless_timed_run_job)
         grade_class(ROOT, subs, tmp / "grades", 2, Limits(cell_timeout=TIMEOUT), progress=False,
                     exercises=fixture_exercises())
     seconds = time.monotonic() - start
@@ -255,11 +257,10 @@ def _forger(windows: int, pause: float) -> str:
 def test_valid_records_in_order_cannot_hold_a_child_past_its_cap(monkeypatch) -> None:
     """Each window stays under the cell timeout, and there are more windows than the cap allows."""
     monkeypatch.setattr(records, "STARTUP", 1.0)
-    monkeypatch.setattr(sandbox, "run_job", functools.partial(sandbox.run_job, audit=False))
     cells = [{"kind": "code", "source": _forger(8, 0.7)}] + [
         {"kind": "test", "parts": [["visible", "check_equal(1, 1, 'a', 'a')"]], "seed": 0}] * 8
     start = time.monotonic()
-    result = sandbox.run_all(ROOT, cells, seed=1, hidden=True, limits=Limits(cell_timeout=1.0))
+    result = sandbox.run_all(ROOT, cells, seed=1, hidden=True, limits=Limits(cell_timeout=1.0), audit=False)
     seconds = time.monotonic() - start
     cap = 1.0 + 9 * 1.0
     assert seconds < cap + 5, seconds  # without the cap: 16 windows of 0.7 s, then forever

@@ -249,3 +249,16 @@ def test_the_visible_only_program_holds_no_hidden_part() -> None:
     text = json.dumps(cells)
     assert "random inputs" not in text and "plus {b}" not in text
     assert "random inputs" in json.dumps(program.assemble(None))
+
+
+def test_a_cell_may_have_a_shorter_deadline_never_a_longer_one_and_its_time_is_kept() -> None:
+    clock = RecordClock(3, frozenset(), 10.0, now=0.0, startup=30.0, timeouts={1: 2.0, 2: 50.0})
+    clock.accept(begin(0), 1.0)
+    assert clock.expires() == 11.0
+    clock.accept(end(0), 4.0)
+    clock.accept(begin(1), 5.0)
+    assert clock.expires() == 7.0  # its own, shorter deadline
+    clock.accept(end(1), 6.5)
+    clock.accept(begin(2), 7.0)
+    assert clock.expires() == 17.0  # a longer one is not taken
+    assert clock.durations == {0: 3.0, 1: 1.5}

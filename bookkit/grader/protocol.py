@@ -208,6 +208,7 @@ class Reference:
     ends: dict[int, dict]
     unstable: set[tuple[int, int]] = field(default_factory=set)
     problems: list[str] = field(default_factory=list)  # reference failures, for the instructor
+    durations: dict[int, float] = field(default_factory=dict)  # cell → the longest its runs took
 
 
 def checks_of(end: object) -> list[list]:
@@ -220,6 +221,9 @@ def make_reference(program: Program, runs: list[ChildResult]) -> Reference:
     """Combine reference runs with the same seeds: the first is authoritative, differences = unstable."""
     first = runs[0]
     ref = Reference(first.ends)
+    for run in runs:
+        for cell, took in run.durations.items():
+            ref.durations[cell] = max(took, ref.durations.get(cell, 0.0))
     for test in program.tests:
         end = first.ends.get(test.cell)
         if end is None:
@@ -269,7 +273,8 @@ def same_cell(a: ChildResult, b: ChildResult, cell: int, ignore: set[tuple[int, 
 
 
 def judge(program: Program, ref: Reference, run: ChildResult, hidden: bool = True,
-          view: ChildResult | None = None, cells: list[dict] | None = None) -> list[TestResult]:
+          view: ChildResult | None = None, cells: list[dict] | None = None,
+          own_work: bool = True) -> list[TestResult]:
     """The TestResult of every test cell of a student's run; never raises.
 
     ``run`` decides every status. ``view``, a run of the same code with only the visible parts of
@@ -277,7 +282,8 @@ def judge(program: Program, ref: Reference, run: ChildResult, hidden: bool = Tru
     visible checks (expected vs got, error messages): so nothing of a hidden test can reach a
     student's feedback through values their code returns. ``cells``: the job cells that ran (the
     student's code in place), so that a syntax error is shown as such, found by compiling the
-    cell here rather than from what the child says.
+    cell here rather than from what the child says. ``own_work=False``: each row on its own
+    checks only (the integration row is not failed for another row's sake).
     """
     results = []
     for test in program.tests:
@@ -290,7 +296,8 @@ def judge(program: Program, ref: Reference, run: ChildResult, hidden: bool = Tru
             result = TestResult(test.id, test.points, "error",
                                 f"the grader could not judge this test ({type(exc).__name__}: {exc})")
         results.append(result)
-    _integration_needs_own_work(results)
+    if own_work:
+        _integration_needs_own_work(results)
     return results
 
 

@@ -131,13 +131,17 @@ class RecordClock:
     """
 
     def __init__(self, cells: int, skip: frozenset[int], cell_timeout: float, now: float,
-                 cap: float | None = None, startup: float | None = None) -> None:
+                 cap: float | None = None, startup: float | None = None,
+                 timeouts: dict[int, float] | None = None) -> None:
         startup = STARTUP if startup is None else startup
         self.order = [i for i in range(cells) if i not in skip]
         self.position = 0  # index in ``order`` of the next cell to begin
         self.running: int | None = None
         self.done = False
         self.timeout = cell_timeout
+        self.timeouts = timeouts or {}  # cell → a shorter deadline of its own (never a longer one)
+        self.began = now
+        self.durations: dict[int, float] = {}  # cell → seconds from its begin to its end
         self.cap = now + startup + cell_timeout * max(len(self.order), 1)
         if cap is not None:
             self.cap = min(self.cap, cap)
@@ -154,11 +158,13 @@ class RecordClock:
             if self.position >= len(self.order) or cell != self.order[self.position]:
                 return f"a record for cell {cell} out of order"
             self.running, self.position = cell, self.position + 1
-            self.deadline = now + self.timeout
+            self.deadline = now + min(self.timeout, self.timeouts.get(cell, self.timeout))
+            self.began = now
         elif ev == "end":
             if cell != self.running:
                 return f"the end of cell {cell}, which is not running"
             self.running = None
+            self.durations[cell] = now - self.began
             self.deadline = now + self.timeout  # to the next cell's begin (or done): no student code
         elif ev == "done":
             if self.running is not None or self.position != len(self.order):

@@ -671,7 +671,10 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
     cells = job["cells"]
     skip, hidden = frozenset(job["skip"]), bool(job["hidden"])
     S: dict = {"__name__": "__main__", "__builtins__": builtins}
-    del job
+    stubs = sys.modules.get("mytorch._grader_stub")  # a stub tree: its pieces are the notebook's
+    if stubs is not None:
+        stubs.bind(S)
+    del job, stubs
 
     def codes_in(code) -> None:
         test_codes.add(code)
@@ -864,6 +867,10 @@ def _child(sock, raw: bytearray, fds: list[int], ready: int, private: dict, jail
                 pass
 
     jail.enter(spec, limit)  # raises (and the child ends) rather than run half-isolated
+    stubs = sys.modules.get("mytorch._grader_stub")  # the pieces this child's tests are not about
+    if stubs is not None:
+        stubs.give(job.pop("references", None) or {})
+    job.pop("references", None)
     if spec.get("namespaces"):
         job["cwd"] = "/tmp"
     os.chdir(job["cwd"])

@@ -60,6 +60,7 @@ class ChildResult:
     malformed: str = ""  # the child sent a record that breaks the protocol (the student's error)
     isolation: dict = field(default_factory=dict)  # which OS layers were in force (from the zygote)
     elapsed: float = 0.0  # seconds from the fork to the end (counted against run_all's cap)
+    durations: dict[int, float] = field(default_factory=dict)  # cell → seconds it ran (finished cells)
 
 
 def _trusted_paths(root: Path) -> tuple[list[str], list[str], list[str]]:
@@ -85,6 +86,49 @@ def _env(home: str) -> dict[str, str]:
             "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg", "MYTORCH_MALLOC_REUSE": "0"}
 
 
+#: Children of a grader started as root run as one of these users (uid = gid), one per zygote:
+#: numbers far above any real account's, so a child owns no file and may signal no process of
+#: the instructor's, or of a classmate's child (which runs as another of them).
+CHILD_IDS = range(0x7FFE0000, 0x7FFF0000)
+_next_id = [0]
+
+
+def _child_user() -> list[int] | None:
+    """(uid, gid) for the children of a new zygote, when running as root."""
+    if os.getuid() != 0:
+        return None
+    with _IDLE_LOCK:
+        number = CHILD_IDS[_next_id[0] % len(CHILD_IDS)]
+        _next_id[0] += 1
+    return [number, number]
+
+
+class IsolationMissing(Exception):
+    """The kernel's isolation (user namespaces and seccomp) is not available, and grading was
+    asked to refuse to run without it (``require_isolation``)."""
+
+
+_REQUIRE = [False]
+
+
+def require_isolation(on: bool = True) -> None:
+    """Refuse to start any child without both namespaces and seccomp (``make grade`` does, unless
+    the instructor passes ``UNSAFE_NO_SANDBOX=1``); ``make check`` on a student's laptop does not."""
+    _REQUIRE[0] = on
+
+
+def _refuse(layers: dict) -> None:
+    if _REQUIRE[0] and not (layers.get("namespaces") and layers.get("seccomp")):
+        raise IsolationMissing(
+            f"grading refused: the students' code would run without the kernel's isolation "
+            f"({layers.get('why') or 'unknown reason'}). Without user namespaces and seccomp a "
+            "student's code can read every file the child's user can (the solutions and the "
+            "library's reference pieces included), use the network and see other processes. Enable "
+            "unprivileged user namespaces and install libseccomp (pip install pyseccomp), or pass "
+            "UNSAFE_NO_SANDBOX=1 (make grade) / --unsafe-no-sandbox (bookkit grade-class) to grade "
+            "without them (docs/grader.md says what is lost).")
+
+
 def _jail_spec(root: Path, home: str) -> dict:
     """What the zygote's children see: the stdlib, mytorch/ and bookkit/ (site-packages: only what
     the zygote imported, added by the zygote), never real torch."""
@@ -92,7 +136,7 @@ def _jail_spec(root: Path, home: str) -> dict:
               and p.startswith(sys.base_prefix) and os.path.isdir(p)]
     site = [p for p in sys.path if p.endswith("site-packages")]
     hide = [str(Path(s) / name) for s in site for name in ("torch", "torchgen", "functorch")]
-    return {"base": os.path.join(home, "root"),
+    return {"base": os.path.join(home, "root"), "user": _child_user(),
             "binds": [*stdlib, str(root / "mytorch"), str(root / "bookkit")],
             "hide": hide, "no_namespaces": os.environ.get("BOOKKIT_GRADER_NO_NAMESPACES") == "1"}
 
@@ -108,12 +152,15 @@ class _Zygote:
     def __init__(self, root: Path) -> None:
         sys_path, _, _ = _trusted_paths(root)
         self.home = tempfile.mkdtemp(prefix="grade-zygote-")
+        os.chmod(self.home, 0o711)  # the children's user passes through it to their new root
+        spec = _jail_spec(root, self.home)
+        self.user = spec["user"]
         self.layers: dict | None = None
         self.sock, theirs = socket.socketpair()
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(RUNNER), str(theirs.fileno()), json.dumps(sys_path),
-                 json.dumps(_jail_spec(root, self.home))],
+                 json.dumps(spec)],
                 cwd=self.home, env=_env(self.home), stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
                 start_new_session=True, close_fds=True)
@@ -130,6 +177,7 @@ class _Zygote:
                 if not ready.startswith(b"READY "):
                     raise ZygoteDied(ready.decode("utf-8", "replace").strip() or "the zygote did not start")
                 self.layers = json.loads(ready[6:])
+            _refuse(self.layers)
             socket.send_fds(self.sock, [b"%016d" % len(job)], [records_w, stderr_w])
             self.sock.sendall(job)
             line = self.lines.readline()
@@ -174,19 +222,26 @@ def _give_back(root: Path, zygote: _Zygote) -> None:
         _IDLE.setdefault(root, []).append(zygote)
 
 
-def _fork(root: Path, job: bytes, records_w: int, stderr_w: int, new: bool) -> tuple[_Zygote, int]:
-    """A child for ``job`` from an idle zygote, or from a new one when that one has died."""
+def _fork(root: Path, job: bytes, records_w: int, stderr_w: int, new: bool,
+          cwd: str | None = None) -> tuple[_Zygote, int]:
+    """A child for ``job`` from an idle zygote, or from a new one when that one has died.
+    ``cwd`` (the child's own folder) is handed to the zygote's unprivileged user, if it has one."""
     for attempt in range(2):
         try:
             zygote = _take_zygote(root, new or attempt > 0)
         except OSError as exc:  # no process could be started (fork limits, a broken interpreter)
             raise ZygoteDied(f"starting Python failed: {exc}") from None
+        if cwd is not None and zygote.user:
+            os.chown(cwd, *zygote.user)
         try:
             return zygote, zygote.fork(job, records_w, stderr_w)
         except ZygoteDied:
             zygote.close()
             if attempt:
                 raise
+        except IsolationMissing:
+            zygote.close()
+            raise
     raise AssertionError("unreachable")
 
 
@@ -204,12 +259,18 @@ atexit.register(shutdown)
 
 def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: Limits,
             skip: frozenset[int] = frozenset(), new_zygote: bool = False, audit: bool = True,
-            budget: float | None = None) -> ChildResult:
+            budget: float | None = None, references: dict | None = None,
+            cell_timeouts: dict[int, float] | None = None) -> ChildResult:
     """Run ``cells`` (without ``skip``) in a sandboxed child; return its records.
 
     Deadlines (``records.RecordClock``): each cell ``limits.cell_timeout`` from its own ``begin``,
-    the child at most start-up + runnable cells × timeout, or ``budget`` seconds if that is less.
+    the child at most start-up + runnable cells × timeout, or ``budget`` seconds if that is less;
+    ``cell_timeouts`` may give some cells a shorter deadline of their own.
     A record out of order (a repeated ``begin``, say) is malformed and ends the child at once.
+
+    ``root`` holds the ``mytorch/`` the child imports (a stub tree for a student's run:
+    ``stubtree.py``); ``references``: the sources of the stubbed pieces the child may run as
+    the library's own (those its tests are not about).
 
     Test cells carry their own ``seed`` (the random inputs of one test never depend on another);
     ``seed`` seeds the code cells.
@@ -224,17 +285,21 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
     cpu = int(limits.cell_timeout * max(runnable, 1)) + 10
     rlimits = {"RLIMIT_AS": limits.memory, "RLIMIT_CPU": cpu, "RLIMIT_FSIZE": 1 << 20,
                "RLIMIT_NOFILE": 64, "RLIMIT_CORE": 0}
-    if os.getuid():  # root ignores RLIMIT_NPROC; for everyone else: no new processes at all
-        rlimits["RLIMIT_NPROC"] = 0
+    # no new processes at all (root's children run as an unprivileged user, for whom it holds)
+    rlimits["RLIMIT_NPROC"] = 0
     result = ChildResult()
     with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
         job = {"cells": cells, "seed": seed, "hidden": hidden, "skip": sorted(skip),
                "audit": audit, "nonce": nonce, "read_ok": read_ok, "read_denied": denied, "cwd": tmp,
-               "limits": rlimits}
+               "limits": rlimits, "references": references or {}}
         read_fd, write_fd = os.pipe()
         err_r, err_w = os.pipe()
         try:
-            zygote, pid = _fork(root, json.dumps(job).encode(), write_fd, err_w, new_zygote)
+            zygote, pid = _fork(root, json.dumps(job).encode(), write_fd, err_w, new_zygote, tmp)
+        except IsolationMissing:
+            os.close(read_fd)
+            os.close(err_r)
+            raise
         except ZygoteDied as exc:
             os.close(read_fd)
             os.close(err_r)
@@ -250,7 +315,7 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
         result.isolation = dict(zygote.layers or {})
         forked = time.monotonic()
         clock = RecordClock(len(cells), frozenset(skip), limits.cell_timeout, forked,
-                            None if budget is None else forked + budget)
+                            None if budget is None else forked + budget, timeouts=cell_timeouts)
         stderr_tail = bytearray()
         records: list[dict] = []
         state: dict = {"garbled": False, "code": None, "malformed": ""}
@@ -338,6 +403,7 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
     why = f"killed by signal {-code}" if code and code < 0 else f"exit code {code}"
     result.detail = f"{why}; stderr: {clean(bytes(stderr_tail).decode('utf-8', 'replace')[-800:])}"
     result.elapsed = time.monotonic() - forked
+    result.durations = {cell: took for cell, took in clock.durations.items() if cell in result.ends}
     return result
 
 
@@ -353,7 +419,8 @@ def _kill(pid: int) -> None:
 
 
 def run_all(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: Limits,
-            new_zygote: bool = False, skip: frozenset[int] = frozenset()) -> ChildResult:
+            new_zygote: bool = False, skip: frozenset[int] = frozenset(), audit: bool = True,
+            references: dict | None = None) -> ChildResult:
     """Run every cell (but ``skip``), restarting after a cell that timed out or crashed, without it.
 
     One hanging or process-killing cell then costs only the tests that need it. Finished test
@@ -367,9 +434,10 @@ def run_all(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
     while True:
         skipped = frozenset(skip) | frozenset(merged.stopped) | (tests & set(merged.ends))
         result = run_job(root, cells, seed=seed, hidden=hidden, limits=limits, skip=skipped,
-                         new_zygote=new_zygote, budget=budget)
+                         new_zygote=new_zygote, budget=budget, audit=audit, references=references)
         budget -= result.elapsed
         merged.ends.update(result.ends)
+        merged.durations.update(result.durations)
         merged.detail = result.detail
         merged.unstarted |= result.unstarted
         merged.isolation = merged.isolation or result.isolation
@@ -386,3 +454,42 @@ def run_all(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
             merged.outcome = "timeout"
             merged.detail = f"the run reached its time limit; {merged.detail}"
             return merged
+
+
+@dataclass(frozen=True)
+class Leg:
+    """The test cells one child runs, the tree it imports mytorch from, and the references it gets."""
+
+    root: Path
+    cells: frozenset[int]
+    references: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+def run_legs(legs: list[Leg], cells: list[dict], *, seed: int, hidden: bool, limits: Limits,
+             skip: frozenset[int] = frozenset(), audit: bool = True) -> ChildResult:
+    """Run each leg's test cells in children of its own (every code cell in each), merged into one
+    result. A code cell that timed out or crashed in one leg is skipped in the next ones: a
+    student's endless loop costs one ``TIMEOUT``, not one per leg."""
+    merged = ChildResult()
+    tests = {i for i, c in enumerate(cells) if c["kind"] == "test"}
+    stopped_code: set[int] = set()
+    for leg in legs:
+        own = leg.cells & tests
+        if not own or own <= set(skip):
+            continue
+        result = run_all(leg.root, cells, seed=seed, hidden=hidden, limits=limits, audit=audit,
+                         skip=frozenset(skip) | frozenset(tests - own) | frozenset(stopped_code),
+                         references=leg.references)
+        merged.unstarted |= result.unstarted
+        merged.isolation = merged.isolation or result.isolation
+        merged.detail = result.detail or merged.detail
+        if result.malformed:  # a broken protocol: nothing this student's children said is used
+            merged.malformed, merged.ends = result.malformed, {}
+            return merged
+        merged.ends.update(result.ends)
+        merged.durations.update(result.durations)
+        merged.stopped.update(result.stopped)
+        stopped_code |= {i for i in result.stopped if cells[i]["kind"] == "code"}
+        if result.outcome != "done" and merged.outcome == "done":
+            merged.outcome = result.outcome
+    return merged
