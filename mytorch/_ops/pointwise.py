@@ -103,6 +103,16 @@ def _crossed(a: Any, b: Any) -> tuple:
 # hooks) takes the general path, which stays the reference.
 _PLAIN_INT = 1 << 53  # a Python int up to this converts to a float dtype exactly as torch's does
 _F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
+_FLOAT_MAX = {_F16: float(np.finfo(_F16).max), _F32: float(np.finfo(_F32).max),
+              _F64: float("inf")}  # (nan compares false: it takes the general path)
+
+
+def _plain_scalar(dt: np.dtype, v: float | int) -> bool:
+    """Whether the Python number ``v`` may become a NumPy scalar of float dtype ``dt`` on the plain
+    path: exactly (an int below 2**53) and without overflow (whose warning the general path
+    silences, as torch does not warn)."""
+    m = _FLOAT_MAX[dt]
+    return -m <= v <= m and (type(v) is float or -_PLAIN_INT < v < _PLAIN_INT)
 
 
 def _plain_array(x: Tensor) -> Any:
@@ -147,7 +157,7 @@ def _plain_binary(rule: Rule, input: Any, other: Any, name: str | None = None) -
             if type(b) is not np.ndarray or b.dtype is not dt or b.shape != a.shape or (
                     b.ndim > 1 and not b.flags.c_contiguous):
                 return None
-        elif type(other) is float or (type(other) is int and -_PLAIN_INT < other < _PLAIN_INT):
+        elif (type(other) is float or type(other) is int) and _plain_scalar(dt, other):
             b = dt.type(other)
         else:
             return None
@@ -156,7 +166,7 @@ def _plain_binary(rule: Rule, input: Any, other: Any, name: str | None = None) -
         b = _plain_array(other)
         if b is None:
             return None
-        if type(input) is float or (type(input) is int and -_PLAIN_INT < input < _PLAIN_INT):
+        if (type(input) is float or type(input) is int) and _plain_scalar(b.dtype, input):
             a = b.dtype.type(input)
         else:
             return None
