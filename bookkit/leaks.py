@@ -26,6 +26,7 @@ import nbformat
 from bookkit.bilingual import LANGS
 from bookkit.exercises import BEGIN_SOLUTION, END_SOLUTION
 from bookkit.project import Project
+from bookkit.pysource import parse_python
 from bookkit.report import Problem
 
 #: How many consecutive body lines make a leak.
@@ -57,7 +58,7 @@ def normalise(line: str) -> str:
 def _docstring_lines(source: str) -> set[int]:
     """1-based line numbers of the docstrings in ``source`` (module, classes, functions)."""
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError:
         return set()
     out: set[int] = set()

@@ -19,6 +19,7 @@ import textwrap
 from pathlib import Path
 
 from bookkit.exercises import BEGIN_SOLUTION, END_SOLUTION, ExerciseError
+from bookkit.pysource import parse_python
 
 #: Packages whose import registers pieces (import errors for packages not written yet are fine).
 PIECE_PACKAGES = ("mytorch", "mytorch.nn", "mytorch.optim", "mytorch.utils.data",
@@ -47,7 +48,7 @@ def piece_source(name: str) -> str:
         raise ExerciseError(f"no piece named {name!r} in mytorch (known: {', '.join(sorted(reg))})."
                             " Fix the cell's `piece:` metadata or add @piece to the function.")
     src = textwrap.dedent(inspect.getsource(reg[name].reference))
-    node = ast.parse(src).body[0]
+    node = parse_python(src).body[0]
     if isinstance(node, ast.FunctionDef):
         bodies = [node]
     elif isinstance(node, ast.ClassDef):
@@ -176,7 +177,7 @@ def unguarded_calls(text: str, path: Path | str = "<text>") -> list[str]:
         if "grade" not in meta:
             continue
         try:
-            tree = ast.parse("\n".join(lines[start:close]))
+            tree = parse_python("\n".join(lines[start:close]))
         except SyntaxError:
             continue
 

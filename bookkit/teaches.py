@@ -25,6 +25,7 @@ from nbformat import NotebookNode
 
 from bookkit.notebook import book_metadata, cell_lines, cell_tags, read_notebook
 from bookkit.project import chapter_number
+from bookkit.pysource import parse_python
 from bookkit.report import Problem
 
 REFERENCE_ALIASES = {"real_torch", "torch_ref"}  # real PyTorch, allowed in compare-torch cells
@@ -140,7 +141,7 @@ def uses_in_cell(
     Uses on lines with ``# teaches: ignore`` are dropped unless ``keep_ignored``.
     Raises SyntaxError for unparseable code.
     """
-    tree = ast.parse(_strip_magics(source))
+    tree = parse_python(_strip_magics(source))
     ignored = {n for n, text in enumerate(source.splitlines(), 1) if IGNORE_COMMENT in text}
     uses: list[Use] = []
     bad_imports: list[int] = []

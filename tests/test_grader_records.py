@@ -243,6 +243,16 @@ def test_a_system_error_of_the_ast_module_is_retried(monkeypatch) -> None:
     assert isinstance(regions.parse_python("x = 1"), ast.Module) and len(calls) == 2
 
 
+def test_every_parse_in_bookkit_goes_through_the_one_lock() -> None:
+    """A stub tree built in one grading thread while another parsed a student's file failed the
+    whole file with gh-106905's SystemError (seen in a loaded CI run): every ``ast.parse`` of the
+    book's tooling is bookkit.pysource's, under its lock."""
+    root = Path(__file__).resolve().parents[1] / "bookkit"
+    direct = [str(p.relative_to(root)) for p in root.rglob("*.py")
+              if p.name != "pysource.py" and "ast.parse(" in p.read_text(encoding="utf-8")]
+    assert direct == [], f"parse with bookkit.pysource.parse_python instead: {direct}"
+
+
 def test_the_visible_only_program_holds_no_hidden_part() -> None:
     program = fixture_exercises()[0].program
     cells = program.assemble(None, hidden=False)

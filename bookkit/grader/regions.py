@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import ast
 import textwrap
-import threading
 from dataclasses import dataclass, field
 
 from nbformat import NotebookNode
 
 from bookkit.exercises import BEGIN_HIDDEN, BEGIN_SOLUTION, END_HIDDEN, END_SOLUTION
 from bookkit.notebook import cell_tags
+from bookkit.pysource import parse_python
 
 
 class RegionError(ValueError):
@@ -110,24 +110,6 @@ def _expected_nodes(call: ast.Call) -> list[ast.AST] | None:
     found = [a for i, a in enumerate(call.args) if i == 1]
     found += [k.value for k in call.keywords if k.arg == keyword or k.arg in extra]
     return found if found else None
-
-
-_AST_LOCK = threading.Lock()
-
-
-def parse_python(source: str) -> ast.Module:
-    """``ast.parse``, never two at once in this process, retried once on ``SystemError``.
-
-    CPython 3.11 (gh-106905) keeps the recursion depth of its AST conversion in state shared by
-    all threads: two threads parsing at once (the grader's calibration and grading threads) can
-    fail with "AST constructor recursion depth mismatch". Parsing under one lock rules that out in
-    the grader; the retry covers another thread of the process that parses without it.
-    """
-    with _AST_LOCK:
-        try:
-            return ast.parse(source)
-        except SystemError:
-            return ast.parse(source)
 
 
 def _parse_parts(cell: dict) -> list[tuple[str, ast.Module]]:

@@ -37,6 +37,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from bookkit.pysource import parse_python
+
 VERSION = "1"
 STUB_MODULE = "_grader_stub"
 
@@ -323,7 +325,7 @@ def _stub_orphans(package: Path, files: set[Path], removed: set[str]) -> None:
         changed = False
         for path in files:
             text = texts[path]
-            tree = ast.parse(text)
+            tree = parse_python(text)
             lines = text.split("\n")
             spans = []
             for node in tree.body:
@@ -381,7 +383,7 @@ def build(root: Path, pieces: list[str], cache: Path | None = None) -> Path:
                 rel = Path(file).resolve().relative_to(source.resolve())
                 path = work / "mytorch" / rel
                 text = path.read_text(encoding="utf-8")
-                tree = ast.parse(text)
+                tree = parse_python(text)
                 lines = text.split("\n")
                 spans = [e for obj, name, fast in items for e in _edits_for(tree, obj, name, fast)]
                 for begin, end, new in sorted(spans, reverse=True):
