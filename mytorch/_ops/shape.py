@@ -56,8 +56,8 @@ _int = builtins.int
 def _sizes(args: tuple) -> tuple[int, ...]:
     """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(Size)`` → a tuple of ints (-1 allowed)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = tuple(args[0])
-    return tuple(operator.index(s) for s in args)
+        args = args[0]
+    return tuple(map(operator.index, args))
 
 
 def _view(input: Tensor, arr: Any, name: str, backward: Callable) -> Tensor:
@@ -189,11 +189,16 @@ def _reshaped_view(input: Tensor, new: tuple) -> Any:
 def _as_shape(input: Tensor, shape: tuple, stride: tuple) -> Any:
     """``input``'s array seen with a new shape and strides (NumPy's reshape when it agrees)."""
     arr = input._data
-    if arr.flags.c_contiguous:
+    out = None
+    if type(arr) is np.ndarray:  # any layout: NumPy reshapes to a view whenever one exists
+        try:
+            out = arr.reshape(shape, copy=False)
+        except (ValueError, TypeError):  # (no view; TypeError: NumPy 2.0 has no ``copy=``)
+            pass
+    elif arr.flags.c_contiguous:
         out = arr.reshape(shape)
-        item = arr.itemsize
-        if out.strides == tuple(s * item for s in stride):
-            return out
+    if out is not None and out.strides == tuple(s * arr.itemsize for s in stride):
+        return out
     return restride(arr, shape, stride)
 
 
