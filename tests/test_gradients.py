@@ -46,7 +46,8 @@ TEMPLATES: dict[tuple[str, str], list[str]] = {
 }
 # String literals that look like node names but are not recorded as such.
 NOT_NAMES = {"BackwardBackward0"}  # a suffix used in str.replace (pooling)
-_LITERAL = re.compile(r'"([A-Z][A-Za-z0-9]*Backward[A-Za-z0-9_]*|CopySlices)"')
+_LITERAL = re.compile(r'"((?:torch::autograd::)?[A-Z][A-Za-z0-9]*Backward[A-Za-z0-9_]*|'
+                      r'torch::autograd::CopySlices)"')
 _TEMPLATE = re.compile(r'f"[^"\n]*Backward[^"\n]*"')
 
 
@@ -313,7 +314,7 @@ CASES: dict[str, list[G]] = {
     "TrilBackward0": [G(lambda t, a: a.tril(), [R(3, 3)]),
                       G(lambda t, a: (a * 1).tril_(1), [R(3, 3)])],
     "TriuBackward0": [G(lambda t, a: a.triu(-1), [R(3, 3)])],
-    "CopyBackwards": [G(lambda t, a, b: (a * 1).copy_(b), [R(2, 3), R(3)])],
+    "torch::autograd::CopyBackwards": [G(lambda t, a, b: (a * 1).copy_(b), [R(2, 3), R(3)])],
     "FillBackward0": [G(lambda t, a: (a * 1).fill_(2.0), [R(3)])],
     "ZeroBackward0": [G(lambda t, a: (a * 1).zero_(), [R(3)])],
     # ------------------------------------------------------------------ indexing
@@ -324,7 +325,7 @@ CASES: dict[str, list[G]] = {
     "IndexPutBackward0": [G(lambda t, a, v, i: t.index_put(a, (i,), v), [R(4), R(2), I(1, 3)]),
                           G(lambda t, a, v, i: t.index_put(a, (i,), v, accumulate=True),
                             [R(4), R(2), I(1, 1)])],
-    "CopySlices": [G(lambda t, a, v: _setitem(a, v), [R(4), R(2)])],
+    "torch::autograd::CopySlices": [G(lambda t, a, v: _setitem(a, v), [R(4), R(2)])],
     "TakeBackward0": [G(lambda t, a, i: t.take(a, i), [R(2, 3), I(0, 5, 5)])],
     "PutBackward0": [G(lambda t, a, v, i: (a * 1).put_(i, v), [R(2, 3), R(2), I(4, 0)])],
     "GatherBackward0": [G(lambda t, a, i: t.gather(a, 1, i), [R(2, 3), I([0, 2], [1, 1])])],

@@ -1421,7 +1421,7 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     def backward(g: Tensor) -> tuple:
         return _zeros_like(g), sum_to(g, src_shape).to(src_dev, src_dt)
 
-    return inplace(self, arr, "CopyBackwards", (self, src), backward)
+    return inplace(self, arr, "torch::autograd::CopyBackwards", (self, src), backward)
 
 
 def _zeros_like(g: Tensor) -> Tensor:
