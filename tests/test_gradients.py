@@ -297,7 +297,11 @@ CASES: dict[str, list[G]] = {
     "SliceBackwardBackward0": [G(second(lambda t, x: x.narrow(0, 1, 2) ** 2), [R(4)])],
     "SelectBackward0": [G(lambda t, a: a.select(1, 2), [R(2, 4)]), G(lambda t, a: a[1], [R(2, 4)])],
     "SelectBackwardBackward0": [G(second(lambda t, x: x.select(0, 1) ** 2), [R(4)])],
-    "SplitBackward0": [G(lambda t, a: a.split(2, dim=1), [R(2, 5)])],
+    "SplitBackward0": [G(lambda t, a: a.split(2, dim=1), [R(2, 5)]),
+                       G(lambda t, a: a.chunk(3, dim=1)[1], [R(2, 5)])],  # zeros for the rest
+    "SplitWithSizesBackward0": [G(lambda t, a: a.split([1, 3], dim=1), [R(2, 4)])],
+    "UnbindBackward0": [G(lambda t, a: a.unbind(1), [R(2, 3)]),
+                        G(lambda t, a: a.unbind(0)[2] * a.unbind(0)[0], [R(3, 2)])],
     "DiagonalBackward0": [G(lambda t, a: a.diagonal(1), [R(3, 4)])],
     "DiagonalBackwardBackward0": [G(second(lambda t, x: x.diagonal() ** 2), [R(3, 3)])],
     "DiagonalBackward0_copy": [G(lambda t, a: t.diag(a), [R(3, 3)])],
