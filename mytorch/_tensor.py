@@ -654,8 +654,9 @@ def _init(t: Tensor, arr: Any, dev: device) -> None:
     t._inference = STATE.inference
 
 
-def wrap(arr: Any, dev: device = CPU) -> Tensor:
-    """Fast constructor used by operations: a Tensor over ``arr`` (0-d results become arrays)."""
+def wrap(arr: Any, dev: device = CPU, vc: "_VersionCounter | None" = None) -> Tensor:
+    """Fast constructor used by operations: a Tensor over ``arr`` (0-d results become arrays);
+    ``vc``: the version counter it shares (a view's), else a new one."""
     t = _new(Tensor)
     if type(arr) is not np.ndarray and dev.type == "cpu":
         arr = np.asarray(arr)
@@ -666,7 +667,7 @@ def wrap(arr: Any, dev: device = CPU) -> Tensor:
     t._requires_grad = False
     t._grad = None
     t.grad_fn = None
-    t._vc = _VersionCounter()
+    t._vc = _VersionCounter() if vc is None else vc
     t._base = None
     t._acc_node = None
     t._leaf_hooks = None
@@ -680,10 +681,9 @@ _new = object.__new__
 
 def make_view(base: Tensor, arr: Any) -> Tensor:
     """A tensor over ``arr``, a view of ``base``'s memory: shares its version counter."""
-    t = wrap(arr, base._device)
+    t = wrap(arr, base._device, base._vc)
     if not t._data.size:  # an empty view keeps the strides NumPy derived from its base's
         t._data = arr if type(arr) is type(t._data) else t._data
-    t._vc = base._vc
     t._base = base if base._base is None else base._base
     t._inference = base._inference
     if STATE.enabled:

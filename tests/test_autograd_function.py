@@ -415,3 +415,27 @@ def test_saved_output_is_differentiable_and_makes_no_reference_cycle():
         assert node() is None
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("op", ["mul_(2)", "add_(a)", "sub_(1)", "relu_()", "div_(a)",
+                                "copy_(a * 5)", "masked_fill_(a > 0, 1.0)", "__setitem__(0, 7.0)"])
+def test_in_place_op_on_a_second_output_of_a_function(op):
+    """An in-place op on output 1 of a node with two outputs: its new node's edge leads to that
+    output (not output 0), and the tensor is then output 0 of the new node, as in torch."""
+    results = []
+    for lib in (mytorch, torch):
+        class TwoOutputs(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, x * 3
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                return 2 * ga + 3 * gb
+
+        x = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        a, b = TwoOutputs.apply(x)
+        eval("b." + op, {"a": a, "b": b})
+        (a + b * b).sum().backward()
+        results.append((x.grad.tolist(), b.output_nr, b.grad_fn.name()))
+    assert results[0] == results[1]

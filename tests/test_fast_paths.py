@@ -496,6 +496,22 @@ def test_matmul_backward_fast_path_equals_the_piece(transposed):
         assert f.stride() == x.stride()  # torch's mm backward: the operand's own layout
 
 
+@pytest.mark.parametrize("shapes", [((2, 5, 3), (2, 3, 4)), ((2, 2, 5, 3), (2, 2, 3, 4)),
+                                    ((2, 5, 3), (3, 4)), ((2, 0, 3), (3, 4)),
+                                    ((2, 5, 3), (1, 3, 4)), ((5, 3), (2, 3, 4))], ids=str)
+def test_matmul_backward_fast_path_of_batches_equals_the_piece(shapes):
+    """Batches of matrices (and a batch times one matrix) on arrays; broadcast batch dims go
+    to the piece itself."""
+    p = REGISTRY["matmul_backward"]
+    a, b = mytorch.from_numpy(_rand(*shapes[0])), mytorch.from_numpy(_rand(*shapes[1], seed=1))
+    with mytorch.no_grad():
+        g = mytorch.from_numpy(_rand(*(a @ b).shape, seed=2))
+        ref, fast = p.reference(a, b, g), p.fast(a, b, g)
+    for r, f, x in zip(ref, fast, (a, b)):
+        assert f.shape == x.shape
+        np.testing.assert_allclose(f.numpy(), r.numpy(), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("shapes", [((4, 3), (3,)), ((2, 4, 3), (4, 1)), ((4, 3), (4, 3)),
                                     ((2, 1, 3), (1, 3))], ids=str)
 def test_unbroadcast_fast_path_equals_the_piece(shapes):

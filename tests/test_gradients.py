@@ -46,7 +46,8 @@ TEMPLATES: dict[tuple[str, str], list[str]] = {
 }
 # String literals that look like node names but are not recorded as such.
 NOT_NAMES = {"BackwardBackward0"}  # a suffix used in str.replace (pooling)
-_LITERAL = re.compile(r'"([A-Z][A-Za-z0-9]*Backward[A-Za-z0-9_]*|CopySlices)"')
+_LITERAL = re.compile(r'"((?:torch::autograd::)?[A-Z][A-Za-z0-9]*Backward[A-Za-z0-9_]*|'
+                      r'torch::autograd::CopySlices)"')
 _TEMPLATE = re.compile(r'f"[^"\n]*Backward[^"\n]*"')
 
 
@@ -296,7 +297,11 @@ CASES: dict[str, list[G]] = {
     "SliceBackwardBackward0": [G(second(lambda t, x: x.narrow(0, 1, 2) ** 2), [R(4)])],
     "SelectBackward0": [G(lambda t, a: a.select(1, 2), [R(2, 4)]), G(lambda t, a: a[1], [R(2, 4)])],
     "SelectBackwardBackward0": [G(second(lambda t, x: x.select(0, 1) ** 2), [R(4)])],
-    "SplitBackward0": [G(lambda t, a: a.split(2, dim=1), [R(2, 5)])],
+    "SplitBackward0": [G(lambda t, a: a.split(2, dim=1), [R(2, 5)]),
+                       G(lambda t, a: a.chunk(3, dim=1)[1], [R(2, 5)])],  # zeros for the rest
+    "SplitWithSizesBackward0": [G(lambda t, a: a.split([1, 3], dim=1), [R(2, 4)])],
+    "UnbindBackward0": [G(lambda t, a: a.unbind(1), [R(2, 3)]),
+                        G(lambda t, a: a.unbind(0)[2] * a.unbind(0)[0], [R(3, 2)])],
     "DiagonalBackward0": [G(lambda t, a: a.diagonal(1), [R(3, 4)])],
     "DiagonalBackwardBackward0": [G(second(lambda t, x: x.diagonal() ** 2), [R(3, 3)])],
     "DiagonalBackward0_copy": [G(lambda t, a: t.diag(a), [R(3, 3)])],
@@ -313,7 +318,7 @@ CASES: dict[str, list[G]] = {
     "TrilBackward0": [G(lambda t, a: a.tril(), [R(3, 3)]),
                       G(lambda t, a: (a * 1).tril_(1), [R(3, 3)])],
     "TriuBackward0": [G(lambda t, a: a.triu(-1), [R(3, 3)])],
-    "CopyBackwards": [G(lambda t, a, b: (a * 1).copy_(b), [R(2, 3), R(3)])],
+    "torch::autograd::CopyBackwards": [G(lambda t, a, b: (a * 1).copy_(b), [R(2, 3), R(3)])],
     "FillBackward0": [G(lambda t, a: (a * 1).fill_(2.0), [R(3)])],
     "ZeroBackward0": [G(lambda t, a: (a * 1).zero_(), [R(3)])],
     # ------------------------------------------------------------------ indexing
@@ -324,7 +329,7 @@ CASES: dict[str, list[G]] = {
     "IndexPutBackward0": [G(lambda t, a, v, i: t.index_put(a, (i,), v), [R(4), R(2), I(1, 3)]),
                           G(lambda t, a, v, i: t.index_put(a, (i,), v, accumulate=True),
                             [R(4), R(2), I(1, 1)])],
-    "CopySlices": [G(lambda t, a, v: _setitem(a, v), [R(4), R(2)])],
+    "torch::autograd::CopySlices": [G(lambda t, a, v: _setitem(a, v), [R(4), R(2)])],
     "TakeBackward0": [G(lambda t, a, i: t.take(a, i), [R(2, 3), I(0, 5, 5)])],
     "PutBackward0": [G(lambda t, a, v, i: (a * 1).put_(i, v), [R(2, 3), R(2), I(4, 0)])],
     "GatherBackward0": [G(lambda t, a, i: t.gather(a, 1, i), [R(2, 3), I([0, 2], [1, 1])])],

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from oracle import Case, check, check_raises, randn
 
 import mytorch
@@ -326,3 +327,23 @@ def test_output_dtypes_follow_the_input() -> None:
         for y in (x.t(), x.reshape(6), x.repeat(2, 1), x.flip(0), mytorch.cat([x, x]),
                   x.roll(1), x.tril(), x.unsqueeze(0).expand(2, 2, 3), x.repeat_interleave(2)):
             assert y.dtype is x.dtype
+
+
+@pytest.mark.parametrize("pieces", ["x.split(2, 1)", "x.split([1, 3, 2], 1)", "x.chunk(3, 1)",
+                                    "x.unbind(0)", "x.tensor_split(3, 1)", "x.hsplit(2)",
+                                    "x.split(6, 1)"])
+def test_split_and_unbind_outputs_share_one_node_as_in_torch(pieces):
+    """split, chunk and unbind: one node, an output per piece (tensor_split: a slice each);
+    gradients of some pieces only, and of pieces' gradients again (create_graph), as torch."""
+    got = []
+    for lib in (mytorch, torch):
+        x0 = lib.tensor(np.arange(24.0).reshape(4, 6) / 7, requires_grad=True)
+        x = x0 * 1
+        out = eval(pieces, {"x": x})
+        got.append(([o.grad_fn.name() for o in out], [o.output_nr for o in out],
+                    len({id(o.grad_fn) for o in out})))
+        loss = (out[-1] ** 3).sum() + (out[0] * 2).sum()
+        g, = lib.autograd.grad(loss, x0, create_graph=True)
+        gg, = lib.autograd.grad((g ** 2).sum(), x0)
+        got[-1] += (np.round(g.detach().numpy(), 10).tolist(), np.round(gg.numpy(), 8).tolist())
+    assert got[0] == got[1]

@@ -237,11 +237,35 @@ def test_lstm_cell_is_one_node_equal_to_the_readable_cell_and_twice_differentiab
         cell.zero_grad()
         with _identity_hooks() if hooks else contextlib.nullcontext():
             h, c = cell(xs[0], (xs[1], xs[2]))
-            if not hooks:
-                assert [n for n in _nodes(h, c) if "Accumulate" not in n] == ["MulBackward0"]
+            if not hooks:  # the kernel's node, and h's node in front of it
+                assert [n for n in _nodes(h, c) if "Accumulate" not in n] == \
+                    ["AddBackward0", "MulBackward0"]
             grads = mytorch.autograd.grad((h * c).sum(), xs + list(cell.parameters()),
                                           create_graph=True)
             sum(g.pow(2).sum() for g in grads).backward()
         results.append([h, c, *grads, *(x.grad for x in xs), *(p.grad for p in cell.parameters())])
     for a, b in zip(*results, strict=True):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_lstm_cell_nodes_are_named_as_torch():
+    """h' = o * tanh(c') is MulBackward0 and c' = f * c + i * g is AddBackward0, as in torch;
+    h''s node leads to c''s. Each output alone back-propagates as the readable cell."""
+    torch = pytest.importorskip("torch")
+    tcell = torch.nn.LSTMCell(IN, HID)
+    cell = mytorch.nn.LSTMCell(IN, HID)
+    x = np.random.default_rng(2).standard_normal((B, IN)).astype(np.float32)
+    th, tc = tcell(torch.from_numpy(x))
+    h, c = cell(mytorch.from_numpy(x))
+    assert (h.grad_fn.name(), c.grad_fn.name()) == (th.grad_fn.name(), tc.grad_fn.name())
+    assert c.grad_fn in [n for n, _ in h.grad_fn.next_functions]
+    for pick in (0, 1):
+        grads = []
+        for fast in (True, False):
+            xt = mytorch.tensor(x, requires_grad=True)
+            with contextlib.nullcontext() if fast else plugged(
+                    lstm_cell=REGISTRY["lstm_cell"].reference):
+                out = cell(xt)[pick]
+            grads.append(mytorch.autograd.grad(out.pow(2).sum(), [xt, *cell.parameters()]))
+        for a, b in zip(*grads, strict=True):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)

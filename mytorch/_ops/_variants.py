@@ -59,9 +59,7 @@ def inplace(self: Tensor, res: Any, name: str, inputs: tuple, backward: Any,
     if grad_needed:
         check_inplace(self)  # a view of a leaf that requires grad may not change either
         # The old value of self becomes an ordinary input of the new node.
-        old = Tensor._wrap(self._data, self._device)
-        old.grad_fn, old._requires_grad, old._acc_node = self.grad_fn, self._requires_grad, \
-            self._acc_node
+        old = _stand_in(self, self._data)
         inputs = tuple(old if x is self else x for x in inputs)
     self._data[...] = res
     self._bump()
@@ -89,11 +87,19 @@ def _to_out(res: Tensor, out: Tensor | None) -> Tensor:
     return out
 
 
+def _stand_in(t: Tensor, arr: Any) -> Tensor:
+    """A tensor over ``arr`` with ``t``'s history (its node and which output of it, or its leaf
+    node): it stands in for ``t`` in the graph of an in-place op on ``t``."""
+    old = Tensor._wrap(arr, t._device)
+    old.grad_fn, old._requires_grad, old._acc_node = t.grad_fn, t._requires_grad, t._acc_node
+    if t._output_nr:  # output 1, 2... of a node with several
+        old._output_nr = t._output_nr
+    return old
+
+
 def _snapshot(t: Tensor) -> Tensor:
     """A copy of ``t``'s current value that stands in for ``t`` in the autograd graph."""
-    old = Tensor._wrap(t._data.copy(), t._device)
-    old.grad_fn, old._requires_grad, old._acc_node = t.grad_fn, t._requires_grad, t._acc_node
-    return old
+    return _stand_in(t, t._data.copy())
 
 
 def _inplace_version(fn: Callable) -> Callable:
@@ -116,6 +122,8 @@ def _inplace_version(fn: Callable) -> Callable:
         self._bump()
         if res.grad_fn is not None:
             self.grad_fn, self._requires_grad = res.grad_fn, True
+            if self._output_nr:  # it was output 1, 2... of another node
+                self._output_nr = res._output_nr
             adopt_outputs(res.grad_fn, res, self)  # a saved result now lives in self
             if self._base is not None:
                 rebase_history(self)

@@ -420,7 +420,8 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
         return _zero_slot(g, k), gv
 
     _write(self, lambda arr: k.assign(arr, varr),
-           "CopySlices" if k.adv is None else "IndexPutBackward0", (self, value), backward, True)
+           "torch::autograd::CopySlices" if k.adv is None else "IndexPutBackward0", (self, value),
+           backward, True)
 
 
 Tensor.__getitem__ = _getitem

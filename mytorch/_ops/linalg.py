@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import math
 import numbers
 import string
 import warnings
@@ -280,23 +281,37 @@ def _column_major(arr: Any) -> bool:
 
 def _matmul_backward_arrays(a: "Tensor", b: "Tensor", grad: "Tensor",
                             needs_input_grad: tuple = (True, True)) -> tuple:
-    """:func:`matmul_backward` on bare arrays in a plain backward (grad mode off), for matrices in
-    host memory of one dtype: one BLAS call per gradient. Like torch's ``mm`` backward, the
-    gradient of an operand stored column-major (``W.t()`` in a linear layer) is computed
+    """:func:`matmul_backward` on bare arrays in a plain backward (grad mode off), for operands
+    in host memory of one dtype: matrices, batches of matrices with the same batch dims, or a
+    batch times one matrix (a linear layer without bias): one BLAS call per gradient, nothing
+    to sum back but the matrix's gradient over the batch. Like torch's ``mm`` backward, the
+    gradient of a matrix stored column-major (``W.t()`` in a linear layer) is computed
     transposed, so it comes out in that operand's layout and ``W.grad`` needs no copy."""
     ga, xa, xb = grad._data, a._data, b._data
     if (STATE.enabled or type(ga) is not np.ndarray or type(xa) is not np.ndarray
-            or type(xb) is not np.ndarray or ga.ndim != 2 or xa.ndim != 2 or xb.ndim != 2
-            or not ga.dtype == xa.dtype == xb.dtype):
+            or type(xb) is not np.ndarray or not ga.dtype == xa.dtype == xb.dtype
+            or xb.ndim < 2 or ga.ndim != xa.ndim
+            or xb.ndim != 2 and xa.shape[:-2] != xb.shape[:-2]):
         return matmul_backward(a, b, grad, needs_input_grad)
     dev = grad._device
     da = db = None
     token = FP_STATE.set(FP_IGNORE)
     try:
-        if needs_input_grad[0]:
-            da = wrap((xb @ ga.T).T if _column_major(xa) else ga @ xb.T, dev)
-        if needs_input_grad[1]:
-            db = wrap((ga.T @ xa).T if _column_major(xb) else xa.T @ ga, dev)
+        if xa.ndim == xb.ndim == 2:
+            if needs_input_grad[0]:
+                da = wrap((xb @ ga.T).T if _column_major(xa) else ga @ xb.T, dev)
+            if needs_input_grad[1]:
+                db = wrap((ga.T @ xa).T if _column_major(xb) else xa.T @ ga, dev)
+        else:
+            if needs_input_grad[0]:
+                da = wrap(ga @ xb.swapaxes(-1, -2), dev)
+            if needs_input_grad[1]:
+                if xb.ndim == 2:  # one matrix for the whole batch: its gradient summed over it
+                    rows = math.prod(xa.shape[:-1])
+                    db = xa.reshape(rows, xa.shape[-1]).T @ ga.reshape(rows, ga.shape[-1])
+                else:
+                    db = xa.swapaxes(-1, -2) @ ga
+                db = wrap(db, dev)
     finally:
         FP_STATE.reset(token)
     return da, db

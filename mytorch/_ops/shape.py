@@ -17,6 +17,7 @@ mytorch view equal torch's for the same sequence of operations.
 from __future__ import annotations
 
 import builtins
+import itertools
 import operator
 import warnings
 from collections.abc import Callable, Sequence
@@ -30,7 +31,7 @@ from .._layout import channels_last, contiguous_format, preserve_format
 from .._storage import extent, moved, resized, restride, storage_root, strided_view
 from .._storage import storage_offset as _storage_offset
 from .._tensor import _LEGACY_NAMES, Size, Tensor, make_view, tensor_method, wrap
-from ..autograd.graph import Node, needs_grad, record, sum_to
+from ..autograd.graph import Node, needs_grad, record, record_outputs, sum_to
 from .._pieces import piece, pieces
 from ._operands import broadcast_pair, channels_last_copy, check_no_overlap, check_same_device, \
     checked_scalar, contiguous_strides, preserve_strides, scalar_array, size_args, \
@@ -56,8 +57,8 @@ _int = builtins.int
 def _sizes(args: tuple) -> tuple[int, ...]:
     """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(Size)`` → a tuple of ints (-1 allowed)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = tuple(args[0])
-    return tuple(operator.index(s) for s in args)
+        args = args[0]
+    return tuple(map(operator.index, args))
 
 
 def _view(input: Tensor, arr: Any, name: str, backward: Callable) -> Tensor:
@@ -66,6 +67,25 @@ def _view(input: Tensor, arr: Any, name: str, backward: Callable) -> Tensor:
     if needs_grad(input):
         record(name, res, (input,), backward)
     return res
+
+
+def _views(input: Tensor, arrays: Sequence[Any], d: int, name: str, join: Callable) -> tuple:
+    """Wrap ``arrays`` (views of ``input``'s memory, its pieces along ``d``) as the outputs of
+    one node called ``name``, as torch's ``split`` and ``unbind`` record them. The backward
+    puts the pieces' gradients back together with ``join`` (``cat`` or ``stack`` along ``d``),
+    with zeros for a piece that got none."""
+    outs = [make_view(input, arr) for arr in arrays]
+    if needs_grad(input):
+        shapes = [arr.shape for arr in arrays]
+
+        def backward(grads: Any) -> tuple:
+            grads = grads if isinstance(grads, list) else [grads]  # (a node of one output)
+            like = next(g for g in grads if g is not None)
+            return (join([like.new_zeros(shape) if g is None else g
+                          for g, shape in zip(grads, shapes)], d),)
+
+        record_outputs(name, outs, (input,), backward)
+    return tuple(outs)
 
 
 def _copy(input: Tensor, arr: Any, name: str, backward: Callable) -> Tensor:
@@ -189,11 +209,16 @@ def _reshaped_view(input: Tensor, new: tuple) -> Any:
 def _as_shape(input: Tensor, shape: tuple, stride: tuple) -> Any:
     """``input``'s array seen with a new shape and strides (NumPy's reshape when it agrees)."""
     arr = input._data
-    if arr.flags.c_contiguous:
+    out = None
+    if type(arr) is np.ndarray:  # any layout: NumPy reshapes to a view whenever one exists
+        try:
+            out = arr.reshape(shape, copy=False)
+        except (ValueError, TypeError):  # (no view; TypeError: NumPy 2.0 has no ``copy=``)
+            pass
+    elif arr.flags.c_contiguous:
         out = arr.reshape(shape)
-        item = arr.itemsize
-        if out.strides == tuple(s * item for s in stride):
-            return out
+    if out is not None and out.strides == tuple(s * arr.itemsize for s in stride):
+        return out
     return restride(arr, shape, stride)
 
 
@@ -745,15 +770,19 @@ def _slice_key(d: int, index: Any) -> tuple:
     return (slice(None),) * d + (index, Ellipsis)
 
 
-def _narrow(input: Tensor, d: int, start: int, length: int, name: str) -> Tensor:
+def _narrowed(input: Tensor, d: int, start: int, length: int) -> Any:
+    """The array of ``length`` elements of dim ``d`` from ``start``: a view of ``input``'s."""
     arr = input._data
-    src = arr.shape
     if length:
-        out = arr[_slice_key(d, slice(start, start + length))]
-    else:  # NumPy does not move the pointer of an empty slice; torch's storage_offset moves
-        stride = input.stride()
-        out = restride(arr, src[:d] + (0,) + src[d + 1:], stride, start * stride[d])
-    return _view(input, out, name, lambda g: (_grad_into_zeros(
+        return arr[_slice_key(d, slice(start, start + length))]
+    # NumPy does not move the pointer of an empty slice; torch's storage_offset moves
+    src, stride = arr.shape, input.stride()
+    return restride(arr, src[:d] + (0,) + src[d + 1:], stride, start * stride[d])
+
+
+def _narrow(input: Tensor, d: int, start: int, length: int, name: str) -> Tensor:
+    src = input._data.shape
+    return _view(input, _narrowed(input, d, start, length), name, lambda g: (_grad_into_zeros(
         g, src, lambda z: z.narrow(d, start, length), "SliceBackwardBackward0"),))
 
 
@@ -813,7 +842,9 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     if nd == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, nd)
-    return tuple(select(input, d, i) for i in range(input._data.shape[d]))
+    arr = input._data
+    return _views(input, [arr[_slice_key(d, i)] for i in range(arr.shape[d])], d,
+                  "UnbindBackward0", stack)
 
 
 tensor_method("unbind")(unbind)
@@ -843,15 +874,18 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
             sizes = [0]
         else:
             sizes = [min(size, n - s) for s in range(0, n, size)] or [0]
-    return _pieces(tensor, d, sizes)
+        return _pieces(tensor, d, sizes)
+    return _pieces(tensor, d, sizes, "SplitWithSizesBackward0")
 
 
-def _pieces(tensor: Tensor, d: int, sizes: Sequence[int]) -> tuple[Tensor, ...]:
-    out, start = [], 0
+def _pieces(tensor: Tensor, d: int, sizes: Sequence[int],
+            name: str = "SplitBackward0") -> tuple[Tensor, ...]:
+    """Consecutive pieces of ``sizes`` along ``d``: views, outputs of one node."""
+    arrays, start = [], 0
     for s in sizes:
-        out.append(_narrow(tensor, d, start, s, "SplitBackward0"))
+        arrays.append(_narrowed(tensor, d, start, s))
         start += s
-    return tuple(out)
+    return _views(tensor, arrays, d, name, cat)
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -877,9 +911,10 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
         if ios <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {ios}")
         q, r = divmod(n, ios)
-        return _pieces(input, d, [q + 1] * r + [q] * (ios - r))
-    bounds = [0] + [min(max(i + n if i < 0 else i, 0), n) for i in ios] + [n]
-    out = []
+        bounds = [0] + list(itertools.accumulate([q + 1] * r + [q] * (ios - r)))
+    else:
+        bounds = [0] + [min(max(i + n if i < 0 else i, 0), n) for i in ios] + [n]
+    out = []  # (torch: a slice each, not the outputs of one node as split's)
     for a, b in zip(bounds[:-1], bounds[1:], strict=False):
         out.append(_narrow(input, d, a, max(b - a, 0), "SliceBackward0"))
     return tuple(out)
@@ -1416,7 +1451,7 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     def backward(g: Tensor) -> tuple:
         return _zeros_like(g), sum_to(g, src_shape).to(src_dev, src_dt)
 
-    return inplace(self, arr, "CopyBackwards", (self, src), backward)
+    return inplace(self, arr, "torch::autograd::CopyBackwards", (self, src), backward)
 
 
 def _zeros_like(g: Tensor) -> Tensor:

@@ -122,8 +122,8 @@ class Node:
     def name(self) -> str:
         return self._name
 
-    def __repr__(self) -> str:
-        return f"<{self._name} object at {hex(id(self))}>"
+    def __repr__(self) -> str:  # (torch's C++ nodes, "torch::autograd::CopySlices", without it)
+        return f"<{self._name.rpartition('::')[2]} object at {hex(id(self))}>"
 
     def __call__(self, *grads: "Tensor") -> Any:
         """Run this node's backward on ``grads`` by hand (as ``y.grad_fn(g)`` does in torch)."""
@@ -367,6 +367,8 @@ def record(name: str, out: "Tensor", inputs: Sequence[Any], backward: BackwardFn
                 raise RuntimeError(INFERENCE_SAVED)
     out.grad_fn = Node(name, tuple(nexts), backward, saved)
     out._requires_grad = True
+    if out._output_nr:  # an in-place op on output 1, 2... of a node: now this node's output
+        out._output_nr = 0
     return out
 
 

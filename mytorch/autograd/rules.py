@@ -187,4 +187,6 @@ def record_rule(rule: Rule, out: Tensor, a: Any, b: Any = None, plain: bool = Fa
         node._saved = ()
     out.grad_fn = node
     out._requires_grad = True
+    if out._output_nr:  # an in-place op on output 1, 2... of a node: now this node's output
+        out._output_nr = 0
     return out

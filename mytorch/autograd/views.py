@@ -87,6 +87,8 @@ def _regenerate_view(view: "Tensor", base: "Tensor") -> None:
 
     view.grad_fn = Node("AsStridedBackward0", (edge(base),), backward)
     view._requires_grad = True
+    if view._output_nr:  # it was output 1, 2... of split's node
+        view._output_nr = 0
 
 
 def _to_device(arr: Any, dev: Any) -> "Tensor":

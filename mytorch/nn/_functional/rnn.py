@@ -28,7 +28,7 @@ from ..._ops._operands import host_floats_of_one_dtype
 from ..._tensor import Tensor, wrap
 from ...autograd.engine import run_backward
 from ...autograd.grad_mode import STATE, enable_grad
-from ...autograd.graph import record_outputs
+from ...autograd.graph import record, record_outputs
 
 __all__ = ["rnn_layer", "fused_rnn_ok", "lstm_cell_step"]
 
@@ -394,8 +394,11 @@ def lstm_cell_step(x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor,
     """One ``LSTMCell`` step, ``(h', c')``, as one graph node: the LSTM kernel above run for a
     single step (one matrix product per weight, one ``tanh`` over the four gates), instead of
     the fifteen or so nodes of the readable cell. ``reference`` (the readable cell, same
-    arguments) is differentiated under ``create_graph=True``. Node: ``MulBackward0``, the name
-    of torch's node for ``h' = o * tanh(c')``."""
+    arguments) is differentiated under ``create_graph=True``. Nodes named as torch's last two of
+    the cell: the kernel's node is ``c'``'s ``AddBackward0`` (``c' = f * c + i * g``), with the
+    kernel's ``h'`` as its second output; ``h'`` itself is ``MulBackward0`` (``h' = o * tanh(c')``),
+    a node that hands its gradient on to that second output, so ``h'``'s node leads to ``c'``'s,
+    as in torch's graph."""
     xa = np.ascontiguousarray(x._data)
     steps = _Steps([xa.shape[0]], False)
     bias = None if b_ih is None else b_ih._data + b_hh._data
@@ -407,15 +410,16 @@ def lstm_cell_step(x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor,
         FP_STATE.reset(token)
     dev = x._device
     h_t, c_t = wrap(out.copy(), dev), wrap(c_n.copy(), dev)  # (the kernel's own arrays stay put)
+    h_k = wrap(out, dev)  # the cell node's second output, which only h_t's node sees
     inputs = (x, h, c, w_ih, w_hh, b_ih, b_hh)
     tensors = [t for t in inputs if isinstance(t, Tensor)]
     if not STATE.enabled or not any(t._requires_grad for t in tensors):
         return h_t, c_t
 
-    def backward(grads: list) -> tuple:
+    def backward(grads: list) -> tuple:  # grads: (c', h')'s, the node's outputs
         if STATE.enabled or any(g is not None and g._data.dtype != out.dtype for g in grads):
-            return _differentiate(reference, inputs, grads)
-        g_h, g_c = (None if g is None else np.ascontiguousarray(g._data) for g in grads)
+            return _differentiate(reference, inputs, grads[::-1])
+        g_c, g_h = (None if g is None else np.ascontiguousarray(g._data) for g in grads)
         token = FP_STATE.set(FP_IGNORE)
         try:
             dx, dwi, dwh, db, _, dh, dc = _lstm_backward(
@@ -427,8 +431,14 @@ def lstm_cell_step(x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor,
         return tuple(None if a is None or not (isinstance(t, Tensor) and t._requires_grad)
                      else wrap(a, dev) for a, t in zip(res, inputs, strict=True))
 
-    record_outputs("MulBackward0", [h_t, c_t], inputs, backward, saved=tuple(tensors))
+    record_outputs("AddBackward0", [c_t, h_k], inputs, backward, saved=tuple(tensors))
+    record("MulBackward0", h_t, (h_k,), _pass_on)
     return h_t, c_t
+
+
+def _pass_on(g: Tensor) -> tuple:
+    """The backward of a node whose output is its input's value: the gradient, unchanged."""
+    return (g,)
 
 
 def _differentiate(reference: Callable, inputs: tuple, grads: list) -> tuple:

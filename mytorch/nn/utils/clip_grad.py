@@ -118,7 +118,7 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
         return _tensor(0.0)
     first = tensors[0].device
     if norm_type == math.inf or norm_type > 0:
-        total = total_norm([t.to(first) for t in tensors], norm_type)
+        total = total_norm([t if t.device == first else t.to(first) for t in tensors], norm_type)
     else:  # 0 (count of non-zeros) and -inf: the norm of the per-tensor norms, as torch does
         total = _vector_norm(stack([t.norm(norm_type).to(first) for t in tensors]), norm_type) \
             if norm_type != -math.inf else stack([t.abs().min().to(first) for t in tensors]).min()
