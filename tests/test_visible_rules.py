@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from bookkit.exercises import BEGIN_SOLUTION, strip_solutions
+from bookkit.grader.stubtree import _forward
 from bookkit.pieces import _cells, registry, unguarded_calls
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,17 +33,6 @@ ROUTES = (
     "getattr(__import__('sys').modules[{module!r}], {name!r})",
     "__import__('mytorch._pieces', fromlist=['_']).REGISTRY[{name!r}].reference",
 )
-
-
-def _call_args(fn: ast.FunctionDef) -> str:
-    a = fn.args
-    parts = [p.arg for p in a.posonlyargs + a.args]
-    if a.vararg:
-        parts.append("*" + a.vararg.arg)
-    parts += [f"{k.arg}={k.arg}" for k in a.kwonlyargs]
-    if a.kwarg:
-        parts.append("**" + a.kwarg.arg)
-    return ", ".join(parts)
 
 
 def delegating_bodies(text: str) -> list[str | None]:
@@ -66,7 +56,7 @@ def delegating_bodies(text: str) -> list[str | None]:
             [n for n in top.body if isinstance(n, ast.FunctionDef)]
         for fn in functions:
             method = "" if fn is top else f".{fn.name}"
-            bodies.append(f"return {target}{method}({_call_args(fn)})")
+            bodies.append(f"return {target}{method}({_forward(fn.args, skip_first=False)})")
         assert len(functions) == regions, (name, len(functions), regions)
     return bodies
 
