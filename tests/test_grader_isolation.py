@@ -131,6 +131,21 @@ def test_the_stub_tree_holds_no_reference_body_of_the_graded_pieces() -> None:
     assert (tree / "bookkit").resolve() == (ROOT / "bookkit").resolve()
 
 
+def test_two_checkouts_of_one_version_do_not_share_a_stub_tree(tmp_path) -> None:
+    """Seen with two clones on one machine: the tree links to its checkout's bookkit, and the
+    second clone's grader used the first clone's tree (and would have kept using it once that
+    clone was deleted)."""
+    import shutil
+
+    other = tmp_path / "clone"
+    shutil.copytree(ROOT / "mytorch", other / "mytorch",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    names = ("huber", "nll_loss_nd")
+    assert stubtree._library_digest(other / "mytorch") == stubtree._library_digest(ROOT / "mytorch")
+    assert stubtree.tree_name(ROOT, names) != stubtree.tree_name(other, names)
+    assert stubtree.tree_name(ROOT, names) == stubtree.tree_name(ROOT, names[::-1])
+
+
 def test_in_the_jail_no_reference_body_and_no_solutions_are_readable() -> None:
     if not _layers().get("namespaces"):
         pytest.skip("no namespaces on this machine: the fallback's view is the whole file system")

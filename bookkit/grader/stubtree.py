@@ -351,6 +351,14 @@ def _stub_orphans(package: Path, files: set[Path], removed: set[str]) -> None:
 _BUILT: dict[tuple[str, tuple[str, ...]], Path] = {}
 
 
+def tree_name(root: Path, pieces: tuple[str, ...]) -> str:
+    """The cache folder's name of ``root``'s tree for ``pieces``: the library's state, the pieces,
+    and the checkout itself, since the tree links to its bookkit (two clones of one version on a
+    machine must not share a tree, nor go on using a clone since deleted)."""
+    key = "\0".join((_library_digest(root / "mytorch"), str(root.resolve()), *sorted(pieces)))
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+
+
 def build(root: Path, pieces: list[str], cache: Path | None = None) -> Path:
     """A folder holding ``mytorch/`` with ``pieces`` stubbed and ``bookkit`` (a link to the
     checkout's): what a student's child puts first on ``sys.path``. Built once per library state."""
@@ -362,9 +370,8 @@ def build(root: Path, pieces: list[str], cache: Path | None = None) -> Path:
     if key in _BUILT and _BUILT[key].is_dir():
         return _BUILT[key]
     source = root / "mytorch"
-    digest = hashlib.sha256((_library_digest(source) + "\0" + "\0".join(names)).encode()).hexdigest()[:24]
     cache = cache or stub_cache()
-    target = cache / digest
+    target = cache / tree_name(root, names)
     if not (target / "mytorch" / f"{STUB_MODULE}.py").is_file():
         reg = registry()
         edits: dict[str, list] = {}
