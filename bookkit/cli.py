@@ -211,6 +211,8 @@ def cmd_grade_class(project: Project, args: argparse.Namespace) -> int:
     except (InstructorError, IsolationMissing) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:  # the requirement is this command's: a caller in the same process sets its own
+        require_isolation(False)
     print(f"✓ graded {len(results)} student(s): {args.out}/gradebook.csv, summary.csv, feedback/")
     return 0
 

@@ -130,7 +130,13 @@ def test_missing_file_is_named(book: Path, capsys: pytest.CaptureFixture[str]) -
 
 
 def _grade_class(capsys, book: Path, submissions: Path, out: Path) -> tuple[int, str]:
-    return run_cli(capsys, "--root", book, "grade-class", submissions, "--out", out, "--quiet")
+    from bookkit.grader import sandbox
+
+    result = run_cli(capsys, "--root", book, "grade-class", submissions, "--out", out, "--quiet")
+    # the command's refusal without isolation is its own: a later grader in this process (a test
+    # of run_job without namespaces, in the same pytest worker) is not refused because of it
+    assert sandbox._REQUIRE == [False]
+    return result
 
 
 @pytest.mark.parametrize("out", ["solutions", "solutions/grades", "exercises", ".", "chapters/x"])
