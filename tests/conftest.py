@@ -70,3 +70,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def torch_flags_put_back():
+    """Put back both libraries' global matmul flags after a test that sets them (nanoGPT's
+    preamble turns TF32 on), so a later test comparing mytorch's defaults with torch's sees
+    torch's defaults."""
+    import torch as real
+
+    import mytorch as mine
+
+    saved = [(lib, lib.get_float32_matmul_precision(), lib.backends.cuda.matmul.allow_tf32,
+              lib.backends.cudnn.allow_tf32) for lib in (real, mine)]
+    yield
+    for lib, precision, matmul, cudnn in saved:
+        lib.set_float32_matmul_precision(precision)
+        lib.backends.cuda.matmul.allow_tf32, lib.backends.cudnn.allow_tf32 = matmul, cudnn

@@ -4,32 +4,18 @@ DCGAN's device flags, forward-forward's ``x[range(n), y] = v``. Each takes the l
 ``torch`` argument; both libraries must print the same."""
 from __future__ import annotations
 
-import pytest
-
 import contextlib
 import io
 import warnings
 
 import numpy as np
+import pytest
 import torch as real_torch
 
 import mytorch
 
-
-@pytest.fixture(autouse=True)
-def _torch_flags_put_back():
-    """Programs here set real torch's global matmul flags (nanoGPT turns TF32 on): put them back,
-    so that a later test comparing mytorch's defaults with torch's sees torch's defaults."""
-    import torch as real
-
-    import mytorch as mine
-
-    saved = [(lib, lib.get_float32_matmul_precision(), lib.backends.cuda.matmul.allow_tf32,
-              lib.backends.cudnn.allow_tf32) for lib in (real, mine)]
-    yield
-    for lib, precision, matmul, cudnn in saved:
-        lib.set_float32_matmul_precision(precision)
-        lib.backends.cuda.matmul.allow_tf32, lib.backends.cudnn.allow_tf32 = matmul, cudnn
+# programs here set real torch's global matmul flags (nanoGPT turns TF32 on): conftest puts them back
+pytestmark = pytest.mark.usefixtures("torch_flags_put_back")
 
 
 
