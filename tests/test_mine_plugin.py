@@ -1,9 +1,9 @@
 """The ``make mine`` plugin's rerun that names the piece behind a failure (tests/mine_plugin.py)."""
 from __future__ import annotations
 
+import mine_plugin
 import pytest
 
-import mine_plugin
 from mytorch._pieces import pieces
 
 
