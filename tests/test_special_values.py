@@ -146,6 +146,18 @@ def test_tensor_and_number(op: str, number: float, dtype: str) -> None:
     _compare(lambda lib, x: fns[op](x), [np.array(values, dtype)], values)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("bounds", [(0.0, None), (None, -0.0), (-0.0, 0.0), (0.0, 1.0), (-1.0, None),
+                                    (None, INF), (NAN, None), (NAN, 1.0), (1.0, -1.0)])
+def test_clamp_number_bounds(bounds: tuple, dtype: str) -> None:
+    lo, hi = bounds
+    _compare(lambda lib, x: lib.clamp(x, lo, hi), [np.array(SPECIAL, dtype)], SPECIAL)
+    if hi is None:
+        _compare(lambda lib, x: x.clamp_min(lo), [np.array(SPECIAL, dtype)], SPECIAL)
+    if lo is None:
+        _compare(lambda lib, x: x.clamp_max(hi), [np.array(SPECIAL, dtype)], SPECIAL)
+
+
 def _f(name: str, **kw: Any) -> Callable:
     return lambda lib, x: getattr(lib.nn.functional, name)(x, **kw)
 

@@ -981,9 +981,11 @@ def _clamp(input: Tensor, min: Any, max: Any, out: Tensor | None,  # noqa: A002
 
 
 def _clip(x: Any, bounds: tuple) -> Any:
-    """``x`` clamped to ``bounds = (lo, hi)``; either may be None (no bound on that side)."""
+    """``x`` clamped to ``bounds = (lo, hi)``; either may be None (no bound on that side). On a
+    tie the result is ``x`` (-0.0 clamped at 0.0 stays -0.0), as in torch: NumPy's
+    maximum/minimum return their second operand then, and ``clip`` returns ``x``."""
     lo, hi = bounds
-    return np.minimum(x, hi) if lo is None else np.maximum(x, lo) if hi is None else \
+    return np.minimum(hi, x) if lo is None else np.maximum(lo, x) if hi is None else \
         x.clip(lo, hi)
 
 
