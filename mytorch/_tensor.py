@@ -367,7 +367,7 @@ class Tensor(metaclass=_TensorMeta):
     def __iter__(self) -> Iterator["Tensor"]:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))  # as torch: rows are the outputs of one UnbindBackward0
 
     def __bool__(self) -> bool:
         if self._data.size != 1:

@@ -29,6 +29,7 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "split_of_leaf": lambda lib: lib.randn(4, requires_grad=True).split(2)[0].add_(1),
     "augmented_assignment": lambda lib: _nonleaf(lib).split(2)[0].__iadd__(1),
     "inplace_relu": lambda lib: lib.nn.functional.relu(_nonleaf(lib).unbind()[0], inplace=True),
+    "row_of_iteration": lambda lib: list(_nonleaf(lib))[1].add_(1),  # iteration is unbind
     "view_of_split_output": lambda lib: _nonleaf(lib).split(2)[0][0:1].add_(1),
     # allowed: nothing requires grad, or grad mode is off, or torch marks no multi-output node
     "split_no_grad_needed": lambda lib: lib.randn(4).split(2)[0].add_(1),
