@@ -225,6 +225,7 @@ def sum_to_size(self: Tensor, *size: Any) -> Tensor:
     return sum_to(self, shape)
 
 
+@quietly  # inf + -inf and overflow: nan and inf silently, as in torch
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``sum`` that treats NaN as zero."""
     arr = input._data
@@ -502,8 +503,25 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
 
 
 def _reverse_cumsum(g: Tensor, d: int) -> Tensor:
-    """``out[i] = sum(g[i:])`` along ``d``: the backward of cumsum, written with differentiable ops."""
-    return g.sum(d, keepdim=True) - cumsum(g, d) + g
+    """``out[i] = sum(g[i:])`` along ``d``: the backward of cumsum, written with differentiable ops.
+    A cumsum of the flipped gradient, as torch's: ``sum - cumsum + g`` cancels (1e8 + 1 + 1
+    loses the ones in float32) and turns an infinite gradient into nan everywhere."""
+    return cumsum(g.flip(d), d).flip(d)
+
+
+# torch's CPU running sums and products accumulate in double for float (in float for half), and
+# round once per element: long float32 sums agree with torch's, and a partial product that
+# overflows float32 but comes back (1e30 * 1e30 * 1e-30) is finite as in torch.
+_CPU_ACCUMULATOR = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32}
+
+
+def _running(arr: Any, d: int, dt: D.dtype, method: str) -> Any:
+    """``arr.cumsum``/``arr.cumprod`` along ``d`` in torch's accumulating precision, as ``dt``."""
+    acc = _CPU_ACCUMULATOR.get(np.dtype(dt.np), dt.np) if type(arr) is np.ndarray else dt.np
+    res = getattr(arr, method)(axis=d, dtype=acc)
+    if method == "cumsum" and res.dtype.kind in "fc":
+        res += 0  # torch's sum starts from 0, and 0 + -0.0 is 0.0: no -0.0 comes out
+    return res.astype(dt.np, copy=False)
 
 
 @quietly
@@ -511,7 +529,7 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sum along ``dim``; integers accumulate in int64."""
     arr, d = _along(input, dim)
     dt = _accumulating_dtype(input, dtype)
-    res = wrap(contiguous_result(arr.cumsum(axis=d, dtype=dt.np).reshape(input._data.shape)),
+    res = wrap(contiguous_result(_running(arr, d, dt, "cumsum").reshape(input._data.shape)),
                input._device)
     if needs_grad(input):
         src_dt, nd = input.dtype, input._data.ndim
@@ -525,7 +543,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running product along ``dim``; integers accumulate in int64."""
     arr, d = _along(input, dim)
     dt = _accumulating_dtype(input, dtype)
-    res = wrap(contiguous_result(arr.cumprod(axis=d, dtype=dt.np).reshape(input._data.shape)),
+    res = wrap(contiguous_result(_running(arr, d, dt, "cumprod").reshape(input._data.shape)),
                input._device)
     if needs_grad(input):
         src_dt, nd = input.dtype, input._data.ndim
@@ -552,10 +570,11 @@ def _cumprod_backward(input: Tensor, res: Tensor, g: Tensor, d: int) -> Tensor:
     seen = zero.cumsum(axis=d)
     before = seen == 0
     first = zero & (seen == 1)
-    inv = np.where(before, 1 / np.where(before, x, 1), 0)
     p = np.where(first, 1, x).cumprod(axis=d)
     dev = input._device
-    return (_reverse_cumsum(g * res, d) * wrap(inv.astype(x.dtype), dev)
+    # divided by x (not times 1/x, which overflows for a subnormal x), where x is before the zero
+    return (_reverse_cumsum(g * res, d) / wrap(np.where(before, x, 1), dev)
+            * wrap(before.astype(x.dtype), dev)
             + _reverse_cumsum(g * wrap(p, dev), d) * wrap(first.astype(x.dtype), dev))
 
 
