@@ -2,12 +2,13 @@
 return several views) and views made in no_grad mode, compared with torch (class and message)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
+from oracle import torch
 
 import mytorch
-from oracle import torch
 
 
 def _nonleaf(lib: Any) -> Any:

@@ -535,8 +535,8 @@ def test_autograd_grad_runs_no_accumulate_grad_like_torch():
 def _held_elsewhere(lib):
     """Operations reached other than through their module: a layer's ``staticmethod``
     (``nn.Conv2d``, ``nn.Softmax``), a user's class attribute, a name imported into a module."""
-    gelu_alias = __import__(f"{lib.__name__}.nn.functional", fromlist=["gelu"]).gelu
-    globals()["_ALIASED_GELU"] = gelu_alias  # a module attribute of this test module
+    global _ALIASED_GELU  # a module attribute of this test module, as after ``from ... import``
+    _ALIASED_GELU = __import__(f"{lib.__name__}.nn.functional", fromlist=["gelu"]).gelu
 
     class Act(lib.nn.Module):
         act = staticmethod(lib.nn.functional.silu)

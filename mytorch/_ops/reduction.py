@@ -83,16 +83,19 @@ def _cast_back(g: Tensor, dt: D.dtype) -> Tensor:
     return g if g.dtype is dt else g.to(dt)
 
 
-def _tie_weights(arr: Any, best: Any, axes: tuple[int, ...] | None) -> Any:
+def _tie_weights(arr: Any, best: Any, axes: tuple[int, ...] | None, nan_equal: bool = True) -> Any:
     """``mask / count``: 1/k on each of the k elements equal to the extreme, 0 elsewhere.
 
-    This is how torch splits the gradient of ``max()``/``amax``/``median()`` among ties.
+    This is how torch splits the gradient of ``max()``/``amax``/``median()`` among ties. For
+    ``max()`` a nan extreme goes to the nan elements; ``amax``/``amin`` compare with ``==`` only
+    (``nan_equal=False``), so a nan extreme matches nothing and the gradient is 0/0, nan, as torch's.
     """
     mask = arr == best
-    if arr.dtype.kind == "f":
+    if arr.dtype.kind == "f" and nan_equal:
         mask |= np.isnan(arr) & np.isnan(best)
     mask = mask.astype(arr.dtype)
-    return mask / mask.sum(axis=axes, keepdims=True)
+    with quiet():
+        return mask / mask.sum(axis=axes, keepdims=True)
 
 
 def _scatter_along(src: Tensor, idx: Any, d: int, shape: tuple) -> Tensor:
@@ -366,7 +369,8 @@ def _extreme(input: Tensor, axes: tuple[int, ...] | None, keepdim: bool, largest
         out = SavedOutput(res)
 
         def backward(g: Tensor) -> tuple:
-            weights = _tie_weights(input._data, _keep(out.data, axes, keepdim, nd), axes)
+            weights = _tie_weights(input._data, _keep(out.data, axes, keepdim, nd), axes,
+                                   nan_equal=grad_name not in ("AmaxBackward0", "AminBackward0"))
             return (_unreduce(g, axes, keepdim, nd) * wrap(weights, input._device),)
 
         record(grad_name, res, (input,), backward, saved=(input, out))

@@ -9,7 +9,8 @@ held by name: a module attribute (mytorch's, or the user's ``from mytorch import
 ``Tensor`` method, a class attribute or ``staticmethod`` (``nn.Conv2d``'s ``_fn``; a reference
 kept in a closure, a dict or an instance attribute is not seen). It also puts a ``run_node``
 wrapper around each node of the backward pass, hooks around ``Optimizer.step`` and ``zero_grad``
-and around the DataLoader's ``__next__``; when it stops, the original functions are put back. Outside a profiler nothing is wrapped, so there is no cost at all.
+and around the DataLoader's ``__next__``; when it stops, the original functions are put back.
+Outside a profiler nothing is wrapped, so there is no cost at all.
 
 Each wrapper writes down (name, thread, start, end) and, when asked, the input shapes
 (``record_shapes``), the memory the call allocated and freed (``profile_memory``), the Python

@@ -44,7 +44,7 @@ _NO_GRAD = (" Given that this use case is ambiguous and error-prone, it is forbi
 _CREATED_IN_NO_GRAD = "no_grad mode and is being modified inplace with grad mode enabled."
 
 
-def _view_refusal(t: "Tensor") -> str:
+def _view_refusal(t: Tensor) -> str:
     """torch's message for an in-place change of an output of split/unbind, or of a view made in
     no_grad mode (``t._view_meta``); it names the view's node without "Backward0"."""
     fn = t.grad_fn
