@@ -225,18 +225,18 @@ _REDUCTIONS = {
     "amax": lambda x: x.amax(), "amin": lambda x: x.amin(), "max": lambda x: x.max(),
     "min": lambda x: x.min(), "max_dim": lambda x: x.max(0)[0], "logsumexp": lambda x: x.logsumexp(0),
     "norm": lambda x: x.norm(), "norm1": lambda x: x.norm(p=1), "var": lambda x: x.var(),
-    "std": lambda x: x.std(), "cumsum": lambda x: x.cumsum(0), "cumprod": lambda x: x.cumprod(0),
+    "std": lambda x: x.std(), "std_dim": lambda x: x.unsqueeze(0).expand(2, 3).std(1),
+    "var_dim": lambda x: x.unsqueeze(0).expand(2, 3).var(1), "cumsum": lambda x: x.cumsum(0),
+    "cumprod": lambda x: x.cumprod(0),
     "sort": lambda x: x.sort()[0], "topk": lambda x: x.topk(2)[0], "nansum": lambda x: x.nansum(),
     "cummax": lambda x: x.cummax(0)[0], "dot": lambda x: x.dot(x),
 }
 _REDUCTION_ROWS = _ROWS + [[0.0, 2.0, 3.0], [0.0, 0.0, 3.0], [3e38, 3e38, 1.0], [2.0, 2.0, 1.0],
                            [NAN, NAN, 1.0]]
-# Known gaps, left out: torch's min of [-0.0, 0.0] is -0.0; torch's float32 std accumulates in
-# double (finite where the float32 variance overflows or underflows); torch's cumprod backward
-# through inf next to a zero.
+# Known gaps, left out: torch's min of [-0.0, 0.0] is -0.0; torch's cumprod backward through inf
+# next to a zero.
 _BOTH, _F32 = set(DTYPES), {"float32"}
-_REDUCTION_GAPS = {("amin", 7): _BOTH, ("std", 6): _F32, ("std", 7): _F32,
-                   ("std", 8): _F32, ("cumprod", 3): _BOTH, ("cumprod", 5): _BOTH,
+_REDUCTION_GAPS = {("amin", 7): _BOTH, ("cumprod", 3): _BOTH, ("cumprod", 5): _BOTH,
                    ("cumprod", 6): _F32}
 if MINE_ACTIVE:  # the reference piece log_sum_exp, differentiated, gives softmax's 1/2 where
     _REDUCTION_GAPS[("logsumexp", 11)] = _BOTH  # torch's exp(x - out) rounds 3e38 + log 2 to 1

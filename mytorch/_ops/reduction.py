@@ -289,9 +289,21 @@ def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple[Any, float]:
     return dim, correction
 
 
+# torch's CPU kernels of running sums and products (cumsum, cumprod) and of var/std accumulate
+# in double for float (in float for half) and round once: long float32 sums agree with torch's,
+# and a partial product that overflows float32 but comes back (1e30 * 1e30 * 1e-30) is finite.
+_CPU_ACCUMULATOR = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32}
+
+
 def _moments(name: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
-             correction: Any) -> tuple[Tensor, Tensor]:
-    """(variance, mean) of ``input`` over ``dim`` with ``correction`` (1 = Bessel's, unbiased)."""
+             correction: Any, root: bool = False) -> tuple[Tensor, Tensor]:
+    """(variance, mean) of ``input`` over ``dim`` with ``correction`` (1 = Bessel's, unbiased);
+    with ``root``, (standard deviation, mean), one ``StdBackward0`` node as in torch.
+
+    torch's CPU kernel sums float32 (half) data in double (float) and rounds the result once.
+    The same sums in float32 differ from it by a rounding, except where a squared deviation
+    overflows or underflows: then (a variance that is not finite or below the smallest normal
+    number) the sums are done again in double, and the deviation of [1e30, -1e30, 0] is 1e30."""
     if input.dtype._cat < D._FLOAT:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dim, c = _correction(dim, unbiased, correction)
@@ -299,23 +311,46 @@ def _moments(name: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
     axes = _axes(dim, arr.ndim)
     n = _count(arr.shape, axes)
     dof = builtins.max(0, n - c)
+
+    def spread(x: Any, m: Any) -> Any:
+        dev = x - m
+        np.multiply(dev, dev, out=dev)  # in place: one temporary array, like np.var
+        return dev.sum(axis=axes, keepdims=keepdim) / dof
+
     with quiet():  # no warning for 0/0 or overflow: torch answers nan / inf silently
         m = arr.sum(axis=axes, keepdims=True)
         m /= n
-        dev = arr - m
-        np.multiply(dev, dev, out=dev)  # in place: one temporary array, like np.var
-        var = dev.sum(axis=axes, keepdims=keepdim) / dof
+        var = spread(arr, m)
+        acc = _CPU_ACCUMULATOR.get(arr.dtype) if type(arr) is np.ndarray else None
+        info = np.finfo(arr.dtype)
+        if acc is not None and var.size and not ((var >= info.tiny) & (var <= info.max)).all():
+            wide = arr.astype(acc)
+            # (a one-element result: torch's mean is the input dtype's, which may overflow)
+            wm = m.astype(acc) if n == arr.size else wide.sum(axis=axes, keepdims=True) / n
+            var = spread(wide, wm)
+        if root:
+            var = np.sqrt(var)
+        var = var.astype(arr.dtype, copy=False)
     v = wrap(contiguous_result(var), input._device)
     mean_ = wrap(contiguous_result(m if keepdim or arr.ndim == 0 else m.reshape(var.shape)),
                  input._device)
     if needs_grad(input):
         nd = arr.ndim
 
-        def backward(g: Tensor) -> tuple:
+        def d_var(g: Tensor) -> Tensor:
             centred = input - input.mean(axes, keepdim=True)
-            return (_unreduce(g, axes, keepdim, nd) * centred * (2.0 / dof if dof else math.inf),)
+            return _unreduce(g, axes, keepdim, nd) * centred * (2.0 / dof if dof else math.inf)
 
-        record(f"{name}Backward0", v, (input,), backward, saved=(input,))
+        if root:  # d std = d var / (2 std), 0 where std is 0 (torch's masked_fill)
+            out = SavedOutput(v)
+
+            def d_std(g: Tensor) -> tuple:
+                zero = wrap((out.data == 0).astype(out.data.dtype), input._device)
+                return (d_var(g / (out() * 2 + zero) * (1 - zero)),)  # (torch's order)
+
+            record("StdBackward0", v, (input,), d_std, saved=(input, out))
+        else:
+            record(f"{name}Backward0", v, (input,), lambda g: (d_var(g),), saved=(input,))
         mean_ = mean(input, axes, keepdim)
     return v, mean_
 
@@ -326,21 +361,10 @@ def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
     return _moments("Var", input, dim, unbiased, keepdim, correction)[0]
 
 
-def _sqrt(v: Tensor) -> Tensor:
-    """Standard deviation from variance; its gradient is ``g / (2 std)`` (0 where std is 0)."""
-    res = wrap(np.sqrt(v._data), v._device)
-    if needs_grad(v):
-        zero = wrap((res._data == 0).astype(res._data.dtype), res._device)
-        out = SavedOutput(res)
-        record("StdBackward0", res, (v,),
-               lambda g: (g * 0.5 / (out() + zero) * (1 - zero),), saved=(out,))
-    return res
-
-
 def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
         correction: Any = None) -> Tensor:
     """Standard deviation: the square root of :func:`var`."""
-    return _sqrt(_moments("Var", input, dim, unbiased, keepdim, correction)[0])
+    return _moments("Var", input, dim, unbiased, keepdim, correction, root=True)[0]
 
 
 def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
@@ -352,8 +376,7 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
 def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
              correction: Any = None) -> tuple[Tensor, Tensor]:
     """``(std, mean)`` in one pass."""
-    v, m = _moments("Var", input, dim, unbiased, keepdim, correction)
-    return _sqrt(v), m
+    return _moments("Var", input, dim, unbiased, keepdim, correction, root=True)
 
 
 # ============================================================================ max / min
@@ -511,12 +534,6 @@ def _reverse_cumsum(g: Tensor, d: int) -> Tensor:
     A cumsum of the flipped gradient, as torch's: ``sum - cumsum + g`` cancels (1e8 + 1 + 1
     loses the ones in float32) and turns an infinite gradient into nan everywhere."""
     return cumsum(g.flip(d), d).flip(d)
-
-
-# torch's CPU running sums and products accumulate in double for float (in float for half), and
-# round once per element: long float32 sums agree with torch's, and a partial product that
-# overflows float32 but comes back (1e30 * 1e30 * 1e-30) is finite as in torch.
-_CPU_ACCUMULATOR = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32}
 
 
 def _running(arr: Any, d: int, dt: D.dtype, method: str) -> Any:
