@@ -30,6 +30,10 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "split_of_leaf": lambda lib: lib.randn(4, requires_grad=True).split(2)[0].add_(1),
     "augmented_assignment": lambda lib: _nonleaf(lib).split(2)[0].__iadd__(1),
     "inplace_relu": lambda lib: lib.nn.functional.relu(_nonleaf(lib).unbind()[0], inplace=True),
+    "t_": lambda lib: _nonleaf(lib).split(2)[0].t_(),  # in-place view ops too
+    "unsqueeze_": lambda lib: _nonleaf(lib).unbind()[1].unsqueeze_(0),
+    "t_of_leaf_view": lambda lib: lib.randn(4, 4, requires_grad=True)[:2].t_(),
+    "t_of_view": lambda lib: _nonleaf(lib)[:2].t_(),
     "row_of_iteration": lambda lib: list(_nonleaf(lib))[1].add_(1),  # iteration is unbind
     "view_of_split_output": lambda lib: _nonleaf(lib).split(2)[0][0:1].add_(1),
     # allowed: nothing requires grad, or grad mode is off, or torch marks no multi-output node

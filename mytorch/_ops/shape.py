@@ -33,6 +33,7 @@ from .._storage import storage_offset as _storage_offset
 from .._tensor import _LEGACY_NAMES, Size, Tensor, make_view, tensor_method, wrap
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import Node, needs_grad, record, record_outputs, sum_to
+from ..autograd.views import check_inplace
 from .._pieces import piece, pieces
 from ._operands import broadcast_pair, channels_last_copy, check_no_overlap, check_same_device, \
     checked_scalar, contiguous_strides, preserve_strides, scalar_array, size_args, \
@@ -1502,9 +1503,11 @@ def _inplace_view(fn: Callable, node: Callable[..., str], name: str) -> Callable
     untouched. ``node(*args)`` names the recorded backward node (torch's in-place variants).
     """
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        if needs_grad(self) and self.grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                               "operation.")
+        if needs_grad(self):  # torch's refusals: a view of split/a leaf, made in no_grad, a leaf
+            check_inplace(self)
+            if self.grad_fn is None:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                                   "in-place operation.")
         view = fn(self, *args, **kwargs)
         self._data = view._data
         self._bump()
