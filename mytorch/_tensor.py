@@ -116,6 +116,10 @@ class Tensor(metaclass=_TensorMeta):
     # Which output of its ``grad_fn`` this tensor is: always 0 except for the outputs of a custom
     # ``autograd.Function`` that returns several tensors (set per instance there).
     _output_nr = 0
+    # How a view was made, for torch's refusals of in-place changes (``autograd.views``): "" (an
+    # ordinary view), "multi_output" (an output of split/chunk/unbind made in grad mode) or
+    # "no_grad" (made in no_grad mode); a view of such a view inherits it.
+    _view_meta = ""
     # NumPy must hand mixed expressions (ndarray * Tensor) to our reflected operators.
     __array_ufunc__ = None
 
@@ -363,7 +367,7 @@ class Tensor(metaclass=_TensorMeta):
     def __iter__(self) -> Iterator["Tensor"]:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))  # as torch: rows are the outputs of one UnbindBackward0
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
@@ -688,6 +692,10 @@ def make_view(base: Tensor, arr: Any) -> Tensor:
     t._inference = base._inference
     if STATE.enabled:
         t._vc.track(t)
+        if base._view_meta:
+            t._view_meta = base._view_meta
+    else:
+        t._view_meta = "no_grad"
     return t
 
 

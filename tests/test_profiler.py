@@ -529,3 +529,33 @@ def test_autograd_grad_runs_no_accumulate_grad_like_torch():
             lib.autograd.grad((x * 2).sum(), x)
         names.append(sorted(e.name for e in p.events() if "AccumulateGrad" in e.name))
     assert names[0] == names[1] == ["autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"]
+
+
+# ----------------------------------------------------------------------------- however reached
+def _held_elsewhere(lib):
+    """Operations reached other than through their module: a layer's ``staticmethod``
+    (``nn.Conv2d``, ``nn.Softmax``), a user's class attribute, a name imported into a module."""
+    global _ALIASED_GELU  # a module attribute of this test module, as after ``from ... import``
+    _ALIASED_GELU = __import__(f"{lib.__name__}.nn.functional", fromlist=["gelu"]).gelu
+
+    class Act(lib.nn.Module):
+        act = staticmethod(lib.nn.functional.silu)
+        plain = lib.nn.functional.hardtanh  # (a plain function: looked up through the class)
+
+        def forward(self, x):
+            return type(self).plain(self.act(x))
+
+    net = lib.nn.Sequential(lib.nn.Conv2d(1, 2, 3), lib.nn.Softmax(dim=1), Act())
+    x = lib.ones(1, 1, 5, 5)
+    with lib.profiler.profile() as prof:
+        _ALIASED_GELU(net(x))
+    return {e.name for e in prof.events()}
+
+
+def test_operations_are_recorded_however_they_are_reached():
+    want = {"aten::conv2d", "aten::softmax", "aten::silu", "aten::hardtanh", "aten::gelu"}
+    assert want <= _held_elsewhere(torch)
+    assert want <= _held_elsewhere(mytorch)
+    # and everything is put back afterwards
+    assert mytorch.nn.Conv2d.__dict__["_fn"].__func__ is mytorch.nn.functional.conv2d
+    assert not hasattr(_ALIASED_GELU, "__mytorch_profiled__")

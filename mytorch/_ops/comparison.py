@@ -91,8 +91,16 @@ def _fmin_weights(a: Any, b: Any) -> tuple:
 
 maximum = _extremum("maximum", np.maximum, "MaximumBackward0", _max_weights)
 minimum = _extremum("minimum", np.minimum, "MinimumBackward0", _min_weights)
-fmax = _extremum("fmax", np.fmax, "FmaxBackward0", _fmax_weights)
-fmin = _extremum("fmin", np.fmin, "FminBackward0", _fmin_weights)
+def _input_on_ties(ufunc: Any) -> Callable:
+    """``ufunc(a, b)`` that returns ``a`` where ``a == b`` (0.0 vs -0.0), as torch's fmax/fmin do;
+    NumPy returns ``b``."""
+    def fn(a: Any, b: Any) -> Any:
+        return ufunc(b, a)  # nan is ignored on either side, so only the ties change
+    return fn
+
+
+fmax = _extremum("fmax", _input_on_ties(np.fmax), "FmaxBackward0", _fmax_weights)
+fmin = _extremum("fmin", _input_on_ties(np.fmin), "FminBackward0", _fmin_weights)
 maximum.__doc__ = "Element-wise larger value; nan if either is nan."
 minimum.__doc__ = "Element-wise smaller value; nan if either is nan."
 fmax.__doc__ = "Element-wise larger value, ignoring nan (nan only if both are nan)."

@@ -272,13 +272,13 @@ def _check_alpha(alpha: Any, dt: D.dtype) -> Any:
 
 # The rules of the arithmetic: ``d(g, a, b, y)`` per operand (``a``, ``b`` the operands, ``y``
 # the result), and what each reads. d(a/b)/db = -a/b² is written with the operands, so backward
-# keeps no reference to the result.
+# keeps no reference to the result, and as torch computes it, (a/b)/b: b*b overflows sooner.
 _ADD = Rule("AddBackward0", np.add, GRAD, GRAD, reads=("", ""))
 _SUB = Rule("SubBackward0", np.subtract, GRAD, lambda g, a, b, y: -g, reads=("", ""))
 _MUL = Rule("MulBackward0", np.multiply, lambda g, a, b, y: g * b, lambda g, a, b, y: g * a,
             reads=("b", "a"))
 _DIV = Rule("DivBackward0", np.true_divide, lambda g, a, b, y: g / b,
-            lambda g, a, b, y: -g * a / (b * b), reads=("b", "ab"))
+            lambda g, a, b, y: -g * (a / b / b), reads=("b", "ab"))
 _NEG = Rule("NegBackward0", np.negative, lambda g, a, b, y: -g)
 
 
@@ -445,9 +445,15 @@ def _modulo(name: str, ufunc: Any, quotient_mode: str, input: Any, other: Any,
     return _to_out(res, out)
 
 
+def _remainder_array(a: Any, b: Any) -> Any:
+    """``np.remainder``, but a zero result keeps the dividend's sign, as torch's (fmod's) does."""
+    r = np.remainder(a, b)
+    return np.where(r == 0, np.copysign(r, a), r) if r.dtype.kind == "f" else r
+
+
 def remainder(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     """Python's ``%``: the result has the sign of the divisor (``-5 % 3 == 1``)."""
-    return _modulo("remainder", np.remainder, "floor", input, other, out)
+    return _modulo("remainder", _remainder_array, "floor", input, other, out)
 
 
 def fmod(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
@@ -659,7 +665,7 @@ _UNARY = {
     "sqrt": Rule("SqrtBackward0", np.sqrt, lambda g, x, _, y: g / (2 * y), reads=_Y),
     "rsqrt": Rule("RsqrtBackward0", lambda a: np.reciprocal(np.sqrt(a)),
                   lambda g, x, _, y: -0.5 * g * _power(y, 3), reads=_Y),
-    "reciprocal": Rule("ReciprocalBackward0", np.reciprocal, lambda g, x, _, y: -g * y * y,
+    "reciprocal": Rule("ReciprocalBackward0", np.reciprocal, lambda g, x, _, y: -g * (y * y),
                        reads=_Y),
     "sin": Rule("SinBackward0", np.sin, lambda g, x, _, y: g * _cos(x), reads=_X),
     "cos": Rule("CosBackward0", np.cos, lambda g, x, _, y: -g * _sin(x), reads=_X),
@@ -873,11 +879,12 @@ def relu(input: Tensor) -> Tensor:
     if input.dtype is D.bool:
         raise RuntimeError("Boolean inputs not supported for relu")
     x = input._data
-    res = wrap(np.maximum(x, x.dtype.type(0)), input._device)
+    # 0 first: NumPy returns the second operand on a tie, so -0.0 stays -0.0 (torch's clamp_min)
+    res = wrap(np.maximum(x.dtype.type(0), x), input._device)
     if needs_grad(input):
         r = SavedOutput(res)
-        record("ReluBackward0", res, (input,),
-               lambda g: (mask_grad("ThresholdBackwardBackward0", g, r.data > 0, r),),
+        record("ReluBackward0", res, (input,),  # torch zeroes where y <= 0: nan passes g through
+               lambda g: (mask_grad("ThresholdBackwardBackward0", g, ~(r.data <= 0), r),),
                saved=(r,))
     return res
 
@@ -932,7 +939,9 @@ def frac(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     x = input._data
     if x.dtype.kind not in "f":
         raise _not_implemented("frac_cpu", input.dtype)
-    return _to_out(_record_unary(_FRAC, wrap(x - np.trunc(x), input._device), input), out)
+    with _quiet():  # inf - inf is nan, silently as in torch
+        y = x - np.trunc(x)
+    return _to_out(_record_unary(_FRAC, wrap(y, input._device), input), out)
 
 
 _FRAC = Rule("FracBackward0", lambda x: x - np.trunc(x), GRAD)
@@ -972,9 +981,11 @@ def _clamp(input: Tensor, min: Any, max: Any, out: Tensor | None,  # noqa: A002
 
 
 def _clip(x: Any, bounds: tuple) -> Any:
-    """``x`` clamped to ``bounds = (lo, hi)``; either may be None (no bound on that side)."""
+    """``x`` clamped to ``bounds = (lo, hi)``; either may be None (no bound on that side). On a
+    tie the result is ``x`` (-0.0 clamped at 0.0 stays -0.0), as in torch: NumPy's
+    maximum/minimum return their second operand then, and ``clip`` returns ``x``."""
     lo, hi = bounds
-    return np.minimum(x, hi) if lo is None else np.maximum(x, lo) if hi is None else \
+    return np.minimum(hi, x) if lo is None else np.maximum(lo, x) if hi is None else \
         x.clip(lo, hi)
 
 

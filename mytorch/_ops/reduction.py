@@ -83,16 +83,19 @@ def _cast_back(g: Tensor, dt: D.dtype) -> Tensor:
     return g if g.dtype is dt else g.to(dt)
 
 
-def _tie_weights(arr: Any, best: Any, axes: tuple[int, ...] | None) -> Any:
+def _tie_weights(arr: Any, best: Any, axes: tuple[int, ...] | None, nan_equal: bool = True) -> Any:
     """``mask / count``: 1/k on each of the k elements equal to the extreme, 0 elsewhere.
 
-    This is how torch splits the gradient of ``max()``/``amax``/``median()`` among ties.
+    This is how torch splits the gradient of ``max()``/``amax``/``median()`` among ties. For
+    ``max()`` a nan extreme goes to the nan elements; ``amax``/``amin`` compare with ``==`` only
+    (``nan_equal=False``), so a nan extreme matches nothing and the gradient is 0/0, nan, as torch's.
     """
     mask = arr == best
-    if arr.dtype.kind == "f":
+    if arr.dtype.kind == "f" and nan_equal:
         mask |= np.isnan(arr) & np.isnan(best)
     mask = mask.astype(arr.dtype)
-    return mask / mask.sum(axis=axes, keepdims=True)
+    with quiet():
+        return mask / mask.sum(axis=axes, keepdims=True)
 
 
 def _scatter_along(src: Tensor, idx: Any, d: int, shape: tuple) -> Tensor:
@@ -225,6 +228,7 @@ def sum_to_size(self: Tensor, *size: Any) -> Tensor:
     return sum_to(self, shape)
 
 
+@quietly  # inf + -inf and overflow: nan and inf silently, as in torch
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``sum`` that treats NaN as zero."""
     arr = input._data
@@ -285,9 +289,21 @@ def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple[Any, float]:
     return dim, correction
 
 
+# torch's CPU kernels of running sums and products (cumsum, cumprod) and of var/std accumulate
+# in double for float (in float for half) and round once: long float32 sums agree with torch's,
+# and a partial product that overflows float32 but comes back (1e30 * 1e30 * 1e-30) is finite.
+_CPU_ACCUMULATOR = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32}
+
+
 def _moments(name: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
-             correction: Any) -> tuple[Tensor, Tensor]:
-    """(variance, mean) of ``input`` over ``dim`` with ``correction`` (1 = Bessel's, unbiased)."""
+             correction: Any, root: bool = False) -> tuple[Tensor, Tensor]:
+    """(variance, mean) of ``input`` over ``dim`` with ``correction`` (1 = Bessel's, unbiased);
+    with ``root``, (standard deviation, mean), one ``StdBackward0`` node as in torch.
+
+    torch's CPU kernel sums float32 (half) data in double (float) and rounds the result once.
+    The same sums in float32 differ from it by a rounding, except where a squared deviation
+    overflows or underflows: then (a variance that is not finite or below the smallest normal
+    number) the sums are done again in double, and the deviation of [1e30, -1e30, 0] is 1e30."""
     if input.dtype._cat < D._FLOAT:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dim, c = _correction(dim, unbiased, correction)
@@ -295,23 +311,46 @@ def _moments(name: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
     axes = _axes(dim, arr.ndim)
     n = _count(arr.shape, axes)
     dof = builtins.max(0, n - c)
+
+    def spread(x: Any, m: Any) -> Any:
+        dev = x - m
+        np.multiply(dev, dev, out=dev)  # in place: one temporary array, like np.var
+        return dev.sum(axis=axes, keepdims=keepdim) / dof
+
     with quiet():  # no warning for 0/0 or overflow: torch answers nan / inf silently
         m = arr.sum(axis=axes, keepdims=True)
         m /= n
-        dev = arr - m
-        np.multiply(dev, dev, out=dev)  # in place: one temporary array, like np.var
-        var = dev.sum(axis=axes, keepdims=keepdim) / dof
+        var = spread(arr, m)
+        acc = _CPU_ACCUMULATOR.get(arr.dtype) if type(arr) is np.ndarray else None
+        info = np.finfo(arr.dtype)
+        if acc is not None and var.size and not ((var >= info.tiny) & (var <= info.max)).all():
+            wide = arr.astype(acc)
+            # (a one-element result: torch's mean is the input dtype's, which may overflow)
+            wm = m.astype(acc) if n == arr.size else wide.sum(axis=axes, keepdims=True) / n
+            var = spread(wide, wm)
+        if root:
+            var = np.sqrt(var)
+        var = var.astype(arr.dtype, copy=False)
     v = wrap(contiguous_result(var), input._device)
     mean_ = wrap(contiguous_result(m if keepdim or arr.ndim == 0 else m.reshape(var.shape)),
                  input._device)
     if needs_grad(input):
         nd = arr.ndim
 
-        def backward(g: Tensor) -> tuple:
+        def d_var(g: Tensor) -> Tensor:
             centred = input - input.mean(axes, keepdim=True)
-            return (_unreduce(g, axes, keepdim, nd) * centred * (2.0 / dof if dof else math.inf),)
+            return _unreduce(g, axes, keepdim, nd) * centred * (2.0 / dof if dof else math.inf)
 
-        record(f"{name}Backward0", v, (input,), backward, saved=(input,))
+        if root:  # d std = d var / (2 std), 0 where std is 0 (torch's masked_fill)
+            out = SavedOutput(v)
+
+            def d_std(g: Tensor) -> tuple:
+                zero = wrap((out.data == 0).astype(out.data.dtype), input._device)
+                return (d_var(g / (out() * 2 + zero) * (1 - zero)),)  # (torch's order)
+
+            record("StdBackward0", v, (input,), d_std, saved=(input, out))
+        else:
+            record(f"{name}Backward0", v, (input,), lambda g: (d_var(g),), saved=(input,))
         mean_ = mean(input, axes, keepdim)
     return v, mean_
 
@@ -322,21 +361,10 @@ def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
     return _moments("Var", input, dim, unbiased, keepdim, correction)[0]
 
 
-def _sqrt(v: Tensor) -> Tensor:
-    """Standard deviation from variance; its gradient is ``g / (2 std)`` (0 where std is 0)."""
-    res = wrap(np.sqrt(v._data), v._device)
-    if needs_grad(v):
-        zero = wrap((res._data == 0).astype(res._data.dtype), res._device)
-        out = SavedOutput(res)
-        record("StdBackward0", res, (v,),
-               lambda g: (g * 0.5 / (out() + zero) * (1 - zero),), saved=(out,))
-    return res
-
-
 def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
         correction: Any = None) -> Tensor:
     """Standard deviation: the square root of :func:`var`."""
-    return _sqrt(_moments("Var", input, dim, unbiased, keepdim, correction)[0])
+    return _moments("Var", input, dim, unbiased, keepdim, correction, root=True)[0]
 
 
 def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
@@ -348,8 +376,7 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
 def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
              correction: Any = None) -> tuple[Tensor, Tensor]:
     """``(std, mean)`` in one pass."""
-    v, m = _moments("Var", input, dim, unbiased, keepdim, correction)
-    return _sqrt(v), m
+    return _moments("Var", input, dim, unbiased, keepdim, correction, root=True)
 
 
 # ============================================================================ max / min
@@ -365,7 +392,8 @@ def _extreme(input: Tensor, axes: tuple[int, ...] | None, keepdim: bool, largest
         out = SavedOutput(res)
 
         def backward(g: Tensor) -> tuple:
-            weights = _tie_weights(input._data, _keep(out.data, axes, keepdim, nd), axes)
+            weights = _tie_weights(input._data, _keep(out.data, axes, keepdim, nd), axes,
+                                   nan_equal=grad_name not in ("AmaxBackward0", "AminBackward0"))
             return (_unreduce(g, axes, keepdim, nd) * wrap(weights, input._device),)
 
         record(grad_name, res, (input,), backward, saved=(input, out))
@@ -502,8 +530,19 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
 
 
 def _reverse_cumsum(g: Tensor, d: int) -> Tensor:
-    """``out[i] = sum(g[i:])`` along ``d``: the backward of cumsum, written with differentiable ops."""
-    return g.sum(d, keepdim=True) - cumsum(g, d) + g
+    """``out[i] = sum(g[i:])`` along ``d``: the backward of cumsum, written with differentiable ops.
+    A cumsum of the flipped gradient, as torch's: ``sum - cumsum + g`` cancels (1e8 + 1 + 1
+    loses the ones in float32) and turns an infinite gradient into nan everywhere."""
+    return cumsum(g.flip(d), d).flip(d)
+
+
+def _running(arr: Any, d: int, dt: D.dtype, method: str) -> Any:
+    """``arr.cumsum``/``arr.cumprod`` along ``d`` in torch's accumulating precision, as ``dt``."""
+    acc = _CPU_ACCUMULATOR.get(np.dtype(dt.np), dt.np) if type(arr) is np.ndarray else dt.np
+    res = getattr(arr, method)(axis=d, dtype=acc)
+    if method == "cumsum" and res.dtype.kind in "fc":
+        res += 0  # torch's sum starts from 0, and 0 + -0.0 is 0.0: no -0.0 comes out
+    return res.astype(dt.np, copy=False)
 
 
 @quietly
@@ -511,7 +550,7 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sum along ``dim``; integers accumulate in int64."""
     arr, d = _along(input, dim)
     dt = _accumulating_dtype(input, dtype)
-    res = wrap(contiguous_result(arr.cumsum(axis=d, dtype=dt.np).reshape(input._data.shape)),
+    res = wrap(contiguous_result(_running(arr, d, dt, "cumsum").reshape(input._data.shape)),
                input._device)
     if needs_grad(input):
         src_dt, nd = input.dtype, input._data.ndim
@@ -525,7 +564,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running product along ``dim``; integers accumulate in int64."""
     arr, d = _along(input, dim)
     dt = _accumulating_dtype(input, dtype)
-    res = wrap(contiguous_result(arr.cumprod(axis=d, dtype=dt.np).reshape(input._data.shape)),
+    res = wrap(contiguous_result(_running(arr, d, dt, "cumprod").reshape(input._data.shape)),
                input._device)
     if needs_grad(input):
         src_dt, nd = input.dtype, input._data.ndim
@@ -552,10 +591,11 @@ def _cumprod_backward(input: Tensor, res: Tensor, g: Tensor, d: int) -> Tensor:
     seen = zero.cumsum(axis=d)
     before = seen == 0
     first = zero & (seen == 1)
-    inv = np.where(before, 1 / np.where(before, x, 1), 0)
     p = np.where(first, 1, x).cumprod(axis=d)
     dev = input._device
-    return (_reverse_cumsum(g * res, d) * wrap(inv.astype(x.dtype), dev)
+    # divided by x (not times 1/x, which overflows for a subnormal x), where x is before the zero
+    return (_reverse_cumsum(g * res, d) / wrap(np.where(before, x, 1), dev)
+            * wrap(before.astype(x.dtype), dev)
             + _reverse_cumsum(g * wrap(p, dev), d) * wrap(first.astype(x.dtype), dev))
 
 

@@ -31,7 +31,9 @@ from .._layout import channels_last, contiguous_format, preserve_format
 from .._storage import extent, moved, resized, restride, storage_root, strided_view
 from .._storage import storage_offset as _storage_offset
 from .._tensor import _LEGACY_NAMES, Size, Tensor, make_view, tensor_method, wrap
+from ..autograd.grad_mode import STATE
 from ..autograd.graph import Node, needs_grad, record, record_outputs, sum_to
+from ..autograd.views import check_inplace
 from .._pieces import piece, pieces
 from ._operands import broadcast_pair, channels_last_copy, check_no_overlap, check_same_device, \
     checked_scalar, contiguous_strides, preserve_strides, scalar_array, size_args, \
@@ -75,6 +77,9 @@ def _views(input: Tensor, arrays: Sequence[Any], d: int, name: str, join: Callab
     puts the pieces' gradients back together with ``join`` (``cat`` or ``stack`` along ``d``),
     with zeros for a piece that got none."""
     outs = [make_view(input, arr) for arr in arrays]
+    if STATE.enabled:  # torch refuses in-place changes to these (autograd.views.check_inplace)
+        for o in outs:
+            o._view_meta = "multi_output"
     if needs_grad(input):
         shapes = [arr.shape for arr in arrays]
 
@@ -1498,9 +1503,11 @@ def _inplace_view(fn: Callable, node: Callable[..., str], name: str) -> Callable
     untouched. ``node(*args)`` names the recorded backward node (torch's in-place variants).
     """
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        if needs_grad(self) and self.grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                               "operation.")
+        if needs_grad(self):  # torch's refusals: a view of split/a leaf, made in no_grad, a leaf
+            check_inplace(self)
+            if self.grad_fn is None:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                                   "in-place operation.")
         view = fn(self, *args, **kwargs)
         self._data = view._data
         self._bump()

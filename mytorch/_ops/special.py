@@ -95,7 +95,8 @@ def _zeta64(xp: Any, s: float, q: Any) -> Any:
     """Hurwitz zeta ζ(s, q) = Σ_k (q+k)^-s for an integer s ≥ 2 and a float64 array q."""
     total = q ** -s
     a = q.copy()
-    steps = max(9, int(math.ceil(9 - float(q.min())))) if q.size else 9
+    finite = q[xp.isfinite(q)]  # (inf and nan give nan by themselves, and no step count)
+    steps = max(9, int(math.ceil(9 - float(finite.min())))) if finite.size else 9
     steps = min(steps, 100_000)  # very negative q: not supported (the sum would be huge)
     b = total
     for i in range(steps):  # direct sum until a > 9 (and at least 9 terms)
@@ -124,7 +125,10 @@ def _polygamma64(xp: Any, n: int, x: Any) -> Any:
     if n == 0:
         return _digamma64(xp, x)
     sign = 1.0 if n % 2 else -1.0
-    return sign * math.factorial(n) * _zeta64(xp, n + 1.0, x)
+    res = sign * math.factorial(n) * _zeta64(xp, n + 1.0, x)
+    if n == 1:  # torch's trigamma (digamma's derivative): 0 at +inf, nan at -inf
+        res = xp.where(x == np.inf, 0.0, xp.where(x == -np.inf, np.nan, res))
+    return res
 
 
 _GILES = (
@@ -241,10 +245,12 @@ def xlogy(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     res = wrap(val.astype(dt.np, copy=False), dev)
     if needs_grad(input, other):
         sa, sb = tuple(np.shape(a)), tuple(np.shape(b))
-        nonzero = wrap((a != 0).astype(dt.np), dev)
+        # torch: d/dinput = xlogy(g, other), set to 0 where input == 0 and other <= 0 (so
+        # log(other) where input == 0 < other); xlogy(0, other) is that 0 (other is not nan there)
+        keep = wrap(~((a == 0) & (b <= 0)), dev)
 
         def backward(g: Tensor) -> tuple:
-            ga = sum_to(g * xlogy(nonzero, other), sa) if _rg(input) else None
+            ga = sum_to(xlogy(g * keep, other), sa) if _rg(input) else None
             gb = sum_to(g * input / other, sb) if _rg(other) else None
             return ga, gb
 

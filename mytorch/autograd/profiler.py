@@ -4,11 +4,13 @@ torch's profiler is a callback in its C++ dispatcher: every operation, from ``at
 ``aten::convolution``, passes through one place where the start and end are written down.
 mytorch has no dispatcher — its operations are plain Python functions, attached to ``Tensor``
 and to the ``mytorch`` and ``nn.functional`` namespaces. So while a profiler records, the
-:class:`_Recorder` puts a thin timing wrapper in front of every public operation (wherever the
-function is reachable as a module attribute inside mytorch, and as a ``Tensor`` method), a
-``run_node`` wrapper around each node of the backward pass, hooks around ``Optimizer.step`` and
-``zero_grad`` and around the DataLoader's ``__next__``; when it stops, the original functions are
-put back. Outside a profiler nothing is wrapped, so there is no cost at all.
+:class:`_Recorder` puts a thin timing wrapper in front of every public operation wherever it is
+held by name: a module attribute (mytorch's, or the user's ``from mytorch import relu``), a
+``Tensor`` method, a class attribute or ``staticmethod`` (``nn.Conv2d``'s ``_fn``; a reference
+kept in a closure, a dict or an instance attribute is not seen). It also puts a ``run_node``
+wrapper around each node of the backward pass, hooks around ``Optimizer.step`` and ``zero_grad``
+and around the DataLoader's ``__next__``; when it stops, the original functions are put back.
+Outside a profiler nothing is wrapped, so there is no cost at all.
 
 Each wrapper writes down (name, thread, start, end) and, when asked, the input shapes
 (``record_shapes``), the memory the call allocated and freed (``profile_memory``), the Python
@@ -330,18 +332,39 @@ class _Instrumentation:
     def install(self) -> None:
         ops = _operations()
         wrappers = {k: _timed(fn, name) for k, (fn, name) in ops.items()}
-        owners: list[Any] = [Tensor] + [m for n, m in list(sys.modules.items())
-                                        if (n == "mytorch" or n.startswith("mytorch."))
-                                        and m is not None]
-        for owner in owners:
-            for attr, value in list(vars(owner).items()):
-                w = wrappers.get(id(value))
-                if w is not None and value is ops[id(value)][0]:
-                    self.undo.append((owner, attr, value))
-                    setattr(owner, attr, w)
+        # Every place that holds an operation by name: module attributes anywhere (mytorch's own,
+        # and ``from mytorch import relu`` in the user's modules), and class attributes, plain or
+        # ``staticmethod`` (``nn.Conv2d._fn = staticmethod(conv2d)``, a user's module class).
+        # A reference kept elsewhere (a closure, a dict, an instance attribute) is not seen.
+        for module in list(sys.modules.values()):
+            if type(module) is types.ModuleType:
+                self._replace(module, vars(module), ops, wrappers)
+        seen, todo = {id(object)}, [object]
+        while todo:  # every class of the process (a few thousand), from object down
+            for cls in type.__subclasses__(todo.pop()):
+                if id(cls) not in seen:
+                    seen.add(id(cls))
+                    todo.append(cls)
+                    self._replace(cls, cls.__dict__, ops, wrappers)
         engine.RUN_NODE_WRAPPERS.append(_profiled_run_node)
         self._hook_optimizers()
         self._hook_data()
+
+    def _replace(self, owner: Any, space: Any, ops: dict, wrappers: dict) -> None:
+        """Put the timing wrapper in place of each operation among ``owner``'s attributes."""
+        values = space.values()
+        if wrappers.keys().isdisjoint(map(id, values)) and staticmethod not in set(map(type, values)):
+            return  # (most modules and classes: decided without a Python-level loop)
+        for attr, value in list(space.items()):
+            held = value.__func__ if type(value) is staticmethod else value
+            w = wrappers.get(id(held))
+            if w is None or held is not ops[id(held)][0]:
+                continue
+            try:
+                setattr(owner, attr, staticmethod(w) if held is not value else w)
+            except (AttributeError, TypeError):  # a built-in type: it holds no operation
+                continue
+            self.undo.append((owner, attr, value))
 
     def _hook_optimizers(self) -> None:
         rec, open_steps = self.rec, {}

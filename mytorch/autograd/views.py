@@ -6,6 +6,7 @@ reads their elements from the new base.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -18,16 +19,43 @@ __all__ = ["check_inplace", "rebase_history", "CopySlices"]
 
 
 def check_inplace(t: "Tensor") -> None:
-    """torch's refusals before an in-place change of ``t`` while grad mode is on."""
+    """torch's refusals before an in-place change of ``t`` that autograd records (grad mode on
+    and something involved requires grad)."""
     if not STATE.enabled:
         return
     base = t._base
+    if base is not None and t._view_meta:
+        raise RuntimeError(_view_refusal(t))
     if base is not None and base._requires_grad and base.grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
     if t._requires_grad and t.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
+
+
+_MULTI_OUTPUT = (" This view is the output of a function that returns multiple views. Such "
+                 "functions do not allow the output views to be modified inplace. You should "
+                 "replace the inplace operation by an out-of-place one.")
+_NO_GRAD = (" Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+            "clarify your code by moving both the view and the inplace either both inside the "
+            "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
+            "want the inplace to be tracked).")
+_CREATED_IN_NO_GRAD = "no_grad mode and is being modified inplace with grad mode enabled."
+
+
+def _view_refusal(t: Tensor) -> str:
+    """torch's message for an in-place change of an output of split/unbind, or of a view made in
+    no_grad mode (``t._view_meta``); it names the view's node without "Backward0"."""
+    fn = t.grad_fn
+    head = f"Output {t._output_nr} of {re.sub(r'Backward[0-9]*$', '', fn.name())} is a view" \
+        if fn is not None else None
+    if t._view_meta == "no_grad":
+        start = f"{head} of a view which was created in" if head else "A view was created in"
+        return f"{start} {_CREATED_IN_NO_GRAD}{_NO_GRAD}"
+    start = f"{head} and is being modified inplace." if head else \
+        f"A view was created in {_CREATED_IN_NO_GRAD}"
+    return start + _MULTI_OUTPUT
 
 
 def rebase_history(view: "Tensor") -> None:

@@ -265,7 +265,22 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
             th = ((input + input.pow(3) * _GELU_C) * _SQRT_2_OVER_PI).tanh()
             inner = (1 + input * input * (3 * _GELU_C)) * _SQRT_2_OVER_PI
             return g * (0.5 * (1 + th) + 0.5 * input * (1 - th * th) * inner)
+    if approximate == "none" and x.dtype == np.float32 and x.size > 1:
+        y = _gelu_vectorised_edges(x, y)
     return _unary(input, y.astype(x.dtype, copy=False), "GeluBackward0", derivative)
+
+
+_TWO_TO_127 = np.float32(2.0 ** 127)
+
+
+def _gelu_vectorised_edges(x: Any, y: Any) -> Any:
+    """torch's values at the top of the float32 range. Its vectorised kernel (every float32 tensor
+    of more than one element) computes ``x * (1 + erf(x/√2)) / 2``, so ``2x`` overflows to inf
+    from 2**127 on, and its erf makes +inf nan; a one-element tensor takes the scalar loop."""
+    big = x >= _TWO_TO_127
+    if not big.any():
+        return y
+    return np.where(big, np.where(x == np.inf, np.float32(np.nan), np.float32(np.inf)), y)
 
 
 @quietly
