@@ -127,8 +127,9 @@ class RecordClock:
     The runner sends, for each runnable cell in the run's ``order`` (ascending unless given),
     ``begin`` then ``end``, and then ``done``. Any other sequence (a second ``begin``, a cell out of
     order, an ``end`` of a cell that is not running, anything after ``done``) is malformed:
-    ``accept`` returns the reason and no deadline changes. A cell's deadline is set once, by its own ``begin``; the child's hard cap
-    (``start-up + runnable cells × cell_timeout``, or less when ``cap`` is given) never moves.
+    ``accept`` returns the reason and no deadline changes. A cell's deadline is set once, by its
+    own ``begin``; the child's hard cap (``start-up + runnable cells × cell_timeout``, or less when
+    ``cap`` is given) never moves.
     """
 
     def __init__(self, cells: int, skip: frozenset[int], cell_timeout: float, now: float,
