@@ -77,18 +77,28 @@ def definitions_first(cells: list[dict]) -> list[int]:
 
 
 def run_student(plan_: Plan, program, reference, cells: list[dict], *, seed: int, hidden: bool,
-                limits: Limits, skip: frozenset[int] = frozenset(), audit: bool = True) -> ChildResult:
+                limits: Limits, skip: frozenset[int] = frozenset(), audit: bool = True,
+                groups_only: bool = False) -> ChildResult:
     """A student's run of ``cells``, as ``sandbox.run_all`` returns it (see the module's text).
 
     The first child is not restarted: where it stops (a cell that never ends or kills it, perhaps
     in another of the student's pieces that the library called), every test it did not finish is
     left to the group children, which restart as ``run_all`` does. A looping piece then costs one
     ``TIMEOUT`` here, and one more in its own test's group, not one per test that calls it.
+
+    ``groups_only``: the tests (but ``skip``) go straight to their groups. The feedback's run
+    does so: it runs only the tests that did not pass, and each of those got its verdict in its
+    group, so that is where what the feedback shows of it must come from too.
     """
     everything = plan_.everything
     if not plan_.groups:  # no piece of the chapter: nothing to run again elsewhere
         return run_all(everything.root, cells, seed=seed, hidden=hidden, limits=limits, skip=skip,
                        audit=audit)
+    if groups_only:
+        wanted = frozenset(t.cell for t in program.tests) - skip
+        return run_legs([Leg(g.root, g.cells & wanted, g.references) for g in plan_.groups
+                         if g.cells & wanted], cells, seed=seed, hidden=hidden, limits=limits,
+                        audit=audit, skip=skip)
     first = run_job(everything.root, cells, seed=seed, hidden=hidden, limits=limits, skip=skip,
                     audit=audit, cell_timeouts=first_deadlines(reference, cells, limits.cell_timeout),
                     order=definitions_first(cells))
