@@ -396,3 +396,59 @@ def test_a_looping_piece_costs_the_first_child_little_and_its_test_one_timeout(t
     assert table[0][2] == "timeout" and others and all(s == "passed" for s in others), table
     elapsed, deadlines = firsts[0]
     assert deadlines and max(deadlines.values()) < timeout and elapsed < timeout * 0.75, firsts
+
+
+@pytest.mark.slow
+def test_a_correct_file_is_graded_in_one_child(tmp_path, monkeypatch) -> None:
+    """The first child runs the code cells before the tests (``legs.definitions_first``): chapter
+    02's first check runs real backward passes, which call pieces the file defines further down
+    (matmul's and softmax's backward), so in the file's order it failed there and cost a second
+    child; a correct file now passes in the first."""
+    ex = next(e for e in load_exercises(ROOT) if e.name.startswith("02_"))
+    _write(tmp_path / "subs" / "right", [ex], lambda e: [textwrap.dedent(r) for r in e.program.reference])
+    again: list = []
+    real = legs.run_legs
+    monkeypatch.setattr(legs, "run_legs",
+                        lambda legs_, cells, **kw: again.append(legs_) or real(legs_, cells, **kw))
+    grade_class(ROOT, tmp_path / "subs", tmp_path / "out", 1, progress=False, exercises=[ex])
+    table = rows(tmp_path / "out")["right"]
+    assert table and all(status == "passed" for _, _, status in table), table
+    assert again == [], again
+
+
+def test_the_first_child_runs_the_code_cells_up_to_the_last_test_first() -> None:
+    cells = [{"kind": k} for k in ("code", "code", "test", "code", "test", "test", "code")]
+    assert legs.definitions_first(cells) == [0, 1, 3, 2, 4, 5, 6]
+    assert legs.definitions_first([{"kind": "code"}]) == [0]
+    with pytest.raises(ValueError, match="each of the 2 cell indices once"):
+        run_job(ROOT, [{"kind": "code", "source": ""}] * 2, seed=1, hidden=True, limits=Limits(),
+                order=[0, 0])
+
+
+@pytest.mark.slow
+def test_the_feedback_run_reruns_only_what_did_not_pass_and_in_its_group(tmp_path, monkeypatch) -> None:
+    """The visible-only run (what the feedback shows) starts no first child: the tests that passed
+    are not run again, the others run straight in their groups, where their verdicts came from."""
+    ex = next(e for e in load_exercises(ROOT) if e.name.startswith("03_"))
+    bodies = [textwrap.dedent(r) for r in ex.program.reference]
+    bodies[1] = "return None"
+    _write(tmp_path / "subs" / "half", [ex], lambda e: bodies)
+    firsts, groups = [], []
+    real_job, real_legs = legs.run_job, legs.run_legs
+    monkeypatch.setattr(legs, "run_job",
+                        lambda root, cells, **kw: firsts.append(kw) or real_job(root, cells, **kw))
+    monkeypatch.setattr(legs, "run_legs",
+                        lambda legs_, cells, **kw: groups.append((legs_, kw)) or real_legs(legs_, cells,
+                                                                                           **kw))
+    grade_class(ROOT, tmp_path / "subs", tmp_path / "out", 1, progress=False, exercises=[ex])
+    table = rows(tmp_path / "out")["half"]
+    failed = [t for t, _, s in table if s != "passed"]
+    assert failed and len(failed) < len(table), table
+    assert len(firsts) == 1 and firsts[0]["hidden"], firsts  # the graded run's first child only
+    assert [kw["hidden"] for _, kw in groups] == [True, False], groups
+    shown = {c for leg in groups[1][0] for c in leg.cells}
+    assert shown and shown.isdisjoint(groups[1][1]["skip"])
+    feedback = next((tmp_path / "out" / "feedback").iterdir()).read_text(encoding="utf-8")
+    for test in failed:  # each with what went wrong, from the visible-only run
+        details = feedback.split(f"#### {test}:")[1].split("####")[0]
+        assert "TypeError: 'NoneType'" in details, feedback

@@ -272,3 +272,12 @@ def test_a_cell_may_have_a_shorter_deadline_never_a_longer_one_and_its_time_is_k
     clock.accept(begin(2), 7.0)
     assert clock.expires() == 17.0  # a longer one is not taken
     assert clock.durations == {0: 3.0, 1: 1.5}
+
+
+def test_records_follow_the_order_the_parent_gave() -> None:
+    clock = RecordClock(3, frozenset(), 10.0, now=0.0, order=[0, 2, 1])
+    assert clock.accept(begin(0), 0.0) == "" and clock.accept(end(0), 0.0) == ""
+    assert "out of order" in RecordClock(3, frozenset(), 10.0, now=0.0, order=[0, 2, 1]).accept(begin(1), 0.0)
+    for record in (begin(2), end(2), begin(1), end(1), {"ev": "done"}):
+        assert clock.accept(record, 1.0) == "", record
+    assert clock.done

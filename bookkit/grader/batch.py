@@ -203,12 +203,17 @@ class Grader:
         tests = judge(ex.program, reference, run, cells=cells)
         if any(t.error or any(not line.ok for line in t.visible) for t in tests):
             # what the feedback shows comes from a run that never held a hidden test: its cells
-            # are built without them; cells that did not finish in the first run are not run again
+            # are built without them; cells that did not finish in the first run are not run again,
+            # nor tests that passed (the feedback shows only their pass); the others run in their
+            # groups, where their verdicts came from
             visible = ex.program.assemble(list(sub.regions), cut=ex.cut, seeds=seeds, hidden=False,
                                           keep=frozenset(ex.reference.unstable))
             unfinished = frozenset(i for i in range(len(cells)) if i not in run.ends)
-            view = self._run_student(ex, visible, reference, seed=code_seed, hidden=False, skip=unfinished)
-            tests = judge(ex.program, reference, run, view=view, cells=cells)
+            passed = frozenset(s.cell for s, t in zip(ex.program.tests, tests, strict=True)
+                               if t.status == "passed")
+            view = self._run_student(ex, visible, reference, seed=code_seed, hidden=False,
+                                     skip=unfinished | passed, groups_only=True)
+            tests = judge(ex.program, reference, run, view=view, cells=cells, settled=passed)
         result = ExerciseResult(ex.name, file, "ok", "", tests)
         if not run.unstarted:  # a child that never started is redone by the next run
             write_atomic(cached, json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))

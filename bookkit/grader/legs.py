@@ -7,10 +7,11 @@ piece of the chapter was in that process (``stubtree.py``), so the pass is earne
 failed there may have failed through another of the student's pieces (the library calls them
 everywhere in that child), so it is run again, with its group (``stubtree.test_groups``), in a
 child where the chapter's other pieces are the references: its verdict is the one it would get in
-the whole library, and its own reference is never in reach. A correct file costs one child, plus
-one per group whose test calls a piece the file defines further down; only the tests that do not
-pass in the first child cost another, and the first child waits only a few times the reference's
-time for each test (``first_deadlines``).
+the whole library, and its own reference is never in reach. The first child runs the file's code
+cells before its tests (``definitions_first``), so a test whose check calls, through the library,
+a piece the file defines further down finds it defined: a correct file costs one child. Only the
+tests that do not pass there cost another, and the first child waits only a few times the
+reference's time for each test (``first_deadlines``).
 """
 
 from __future__ import annotations
@@ -60,21 +61,47 @@ def first_deadlines(reference, cells: list[dict], timeout: float) -> dict[int, f
             for i, cell in enumerate(cells) if cell["kind"] == "test" and i in durations}
 
 
+def definitions_first(cells: list[dict]) -> list[int]:
+    """The first child's order: the code cells up to the last test, then the tests, then the rest.
+
+    A test runs in a namespace of its own (a copy of the code cells' one), so no code cell depends
+    on a test having run; a test may depend on a later code cell, though: its check plugs the
+    student's piece into mytorch, and the library may call another of the chapter's pieces, defined
+    further down. Test seeds are per test, so a test draws the same inputs in either order. The
+    code after the last test (``use_mine``) still runs after every test. A test that does not pass
+    in this order runs again in its group, in the file's order."""
+    tests = [i for i, cell in enumerate(cells) if cell["kind"] == "test"]
+    last = tests[-1] if tests else -1
+    before = [i for i in range(last) if cells[i]["kind"] != "test"]
+    return before + tests + list(range(last + 1, len(cells)))
+
+
 def run_student(plan_: Plan, program, reference, cells: list[dict], *, seed: int, hidden: bool,
-                limits: Limits, skip: frozenset[int] = frozenset(), audit: bool = True) -> ChildResult:
+                limits: Limits, skip: frozenset[int] = frozenset(), audit: bool = True,
+                groups_only: bool = False) -> ChildResult:
     """A student's run of ``cells``, as ``sandbox.run_all`` returns it (see the module's text).
 
     The first child is not restarted: where it stops (a cell that never ends or kills it, perhaps
     in another of the student's pieces that the library called), every test it did not finish is
     left to the group children, which restart as ``run_all`` does. A looping piece then costs one
     ``TIMEOUT`` here, and one more in its own test's group, not one per test that calls it.
+
+    ``groups_only``: the tests (but ``skip``) go straight to their groups. The feedback's run
+    does so: it runs only the tests that did not pass, and each of those got its verdict in its
+    group, so that is where what the feedback shows of it must come from too.
     """
     everything = plan_.everything
     if not plan_.groups:  # no piece of the chapter: nothing to run again elsewhere
         return run_all(everything.root, cells, seed=seed, hidden=hidden, limits=limits, skip=skip,
                        audit=audit)
+    if groups_only:
+        wanted = frozenset(t.cell for t in program.tests) - skip
+        return run_legs([Leg(g.root, g.cells & wanted, g.references) for g in plan_.groups
+                         if g.cells & wanted], cells, seed=seed, hidden=hidden, limits=limits,
+                        audit=audit, skip=skip)
     first = run_job(everything.root, cells, seed=seed, hidden=hidden, limits=limits, skip=skip,
-                    audit=audit, cell_timeouts=first_deadlines(reference, cells, limits.cell_timeout))
+                    audit=audit, cell_timeouts=first_deadlines(reference, cells, limits.cell_timeout),
+                    order=definitions_first(cells))
     if first.malformed or first.unstarted:
         return first
     stopped_code = frozenset()

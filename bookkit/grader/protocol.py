@@ -274,7 +274,7 @@ def same_cell(a: ChildResult, b: ChildResult, cell: int, ignore: set[tuple[int, 
 
 def judge(program: Program, ref: Reference, run: ChildResult, hidden: bool = True,
           view: ChildResult | None = None, cells: list[dict] | None = None,
-          own_work: bool = True) -> list[TestResult]:
+          own_work: bool = True, settled: frozenset[int] = frozenset()) -> list[TestResult]:
     """The TestResult of every test cell of a student's run; never raises.
 
     ``run`` decides every status. ``view``, a run of the same code with only the visible parts of
@@ -283,13 +283,17 @@ def judge(program: Program, ref: Reference, run: ChildResult, hidden: bool = Tru
     student's feedback through values their code returns. ``cells``: the job cells that ran (the
     student's code in place), so that a syntax error is shown as such, found by compiling the
     cell here rather than from what the child says. ``own_work=False``: each row on its own
-    checks only (the integration row is not failed for another row's sake).
+    checks only (the integration row is not failed for another row's sake). ``settled``: the
+    test cells ``view`` did not run because they passed; the feedback shows nothing of them but
+    the pass.
     """
     results = []
     for test in program.tests:
         try:
             result = _judge_test(program, ref, run, test, hidden, cells)
-            if view is not None:
+            if view is not None and test.cell in settled:
+                result.visible, result.error = [], ""
+            elif view is not None:
                 shown = _judge_test(program, ref, view, test, False, cells)
                 result.visible, result.error = shown.visible, shown.error
         except Exception as exc:  # a grader bug must cost one test, never the class

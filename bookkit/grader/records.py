@@ -5,8 +5,9 @@ belongs to the student, so a record may be forged by student code that found the
 (nonce included). A record is parsed (``parse_record``), its text made harmless where it is decoded
 (``clean``: lone surrogates and control characters escaped, so no later step can fail on them or
 print them raw), and checked against the one order a runner produces (``RecordClock``): ``begin``
-and ``end`` of each runnable cell, ascending, then ``done``. A repeated or out-of-order record is
-malformed (the run is the student's ``error``); it never extends a deadline. Each cell gets
+and ``end`` of each runnable cell, in the run's order (ascending unless the parent gave one), then
+``done``. A repeated or out-of-order record is malformed (the run is the student's ``error``); it
+never extends a deadline. Each cell gets
 ``cell_timeout`` from its ``begin``, and the whole child a hard cap (start-up + cells × timeout),
 so no student holds the class longer than that, whatever they send.
 """
@@ -123,18 +124,19 @@ def _check_ok(check: object) -> bool:
 class RecordClock:
     """The order a child's records must come in, and the deadlines they cannot move.
 
-    The runner sends, for each runnable cell in ascending order, ``begin`` then ``end``, and then
-    ``done``. Any other sequence (a second ``begin``, a cell out of order, an ``end`` of a cell that
-    is not running, anything after ``done``) is malformed: ``accept`` returns the reason and no
-    deadline changes. A cell's deadline is set once, by its own ``begin``; the child's hard cap
-    (``start-up + runnable cells × cell_timeout``, or less when ``cap`` is given) never moves.
+    The runner sends, for each runnable cell in the run's ``order`` (ascending unless given),
+    ``begin`` then ``end``, and then ``done``. Any other sequence (a second ``begin``, a cell out of
+    order, an ``end`` of a cell that is not running, anything after ``done``) is malformed:
+    ``accept`` returns the reason and no deadline changes. A cell's deadline is set once, by its
+    own ``begin``; the child's hard cap (``start-up + runnable cells × cell_timeout``, or less when
+    ``cap`` is given) never moves.
     """
 
     def __init__(self, cells: int, skip: frozenset[int], cell_timeout: float, now: float,
                  cap: float | None = None, startup: float | None = None,
-                 timeouts: dict[int, float] | None = None) -> None:
+                 timeouts: dict[int, float] | None = None, order: list[int] | None = None) -> None:
         startup = STARTUP if startup is None else startup
-        self.order = [i for i in range(cells) if i not in skip]
+        self.order = [i for i in (range(cells) if order is None else order) if i not in skip]
         self.position = 0  # index in ``order`` of the next cell to begin
         self.running: int | None = None
         self.done = False

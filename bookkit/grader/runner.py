@@ -669,7 +669,7 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
 
     # ---------------------------------------------------------------- 3. the cells
     cells = job["cells"]
-    skip, hidden = frozenset(job["skip"]), bool(job["hidden"])
+    skip, hidden, order = frozenset(job["skip"]), bool(job["hidden"]), job["order"]
     S: dict = {"__name__": "__main__", "__builtins__": builtins}
     stubs = sys.modules.get("mytorch._grader_stub")  # a stub tree: its pieces are the notebook's
     if stubs is not None:
@@ -682,7 +682,7 @@ def main(box: list, out_fd: int) -> None:  # noqa: C901 - one closure on purpose
             if typeof(const) is typeof(code):
                 codes_in(const)
 
-    for index in range(len_(cells)):
+    for index in order:
         cell = cells[index]
         cells[index] = None  # forget test code once it has run
         is_test = cell["kind"] == "test"

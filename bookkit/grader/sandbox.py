@@ -260,12 +260,13 @@ atexit.register(shutdown)
 def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: Limits,
             skip: frozenset[int] = frozenset(), new_zygote: bool = False, audit: bool = True,
             budget: float | None = None, references: dict | None = None,
-            cell_timeouts: dict[int, float] | None = None) -> ChildResult:
+            cell_timeouts: dict[int, float] | None = None, order: list[int] | None = None) -> ChildResult:
     """Run ``cells`` (without ``skip``) in a sandboxed child; return its records.
 
     Deadlines (``records.RecordClock``): each cell ``limits.cell_timeout`` from its own ``begin``,
     the child at most start-up + runnable cells × timeout, or ``budget`` seconds if that is less;
-    ``cell_timeouts`` may give some cells a shorter deadline of their own.
+    ``cell_timeouts`` may give some cells a shorter deadline of their own; ``order`` (every cell
+    index once) the order the child runs them in, ascending if not given.
     A record out of order (a repeated ``begin``, say) is malformed and ends the child at once.
 
     ``root`` holds the ``mytorch/`` the child imports (a stub tree for a student's run:
@@ -278,6 +279,8 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
     ``new_zygote``: fork from a zygote started for this job, so that everything a process draws
     at start-up (address layout, string hashing) differs from the other zygotes' children.
     """
+    if order is not None and sorted(order) != list(range(len(cells))):
+        raise ValueError(f"order must hold each of the {len(cells)} cell indices once, not {order}")
     root = root.resolve()
     sys_path, read_ok, denied = _trusted_paths(root)
     nonce = secrets.token_hex(16)
@@ -291,7 +294,8 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
     with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
         job = {"cells": cells, "seed": seed, "hidden": hidden, "skip": sorted(skip),
                "audit": audit, "nonce": nonce, "read_ok": read_ok, "read_denied": denied, "cwd": tmp,
-               "limits": rlimits, "references": references or {}}
+               "limits": rlimits, "references": references or {},
+               "order": list(range(len(cells))) if order is None else list(order)}
         read_fd, write_fd = os.pipe()
         err_r, err_w = os.pipe()
         try:
@@ -315,7 +319,8 @@ def run_job(root: Path, cells: list[dict], *, seed: int, hidden: bool, limits: L
         result.isolation = dict(zygote.layers or {})
         forked = time.monotonic()
         clock = RecordClock(len(cells), frozenset(skip), limits.cell_timeout, forked,
-                            None if budget is None else forked + budget, timeouts=cell_timeouts)
+                            None if budget is None else forked + budget, timeouts=cell_timeouts,
+                            order=order)
         stderr_tail = bytearray()
         records: list[dict] = []
         state: dict = {"garbled": False, "code": None, "malformed": ""}
