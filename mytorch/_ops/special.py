@@ -295,10 +295,9 @@ def xlog1py(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     res = wrap(val.astype(dt.np, copy=False), dev)
     if needs_grad(input, other):
         sa, sb = tuple(np.shape(a)), tuple(np.shape(b))
-        nonzero = wrap((a != 0).astype(dt.np), dev)
 
-        def backward(g: Tensor) -> tuple:
-            ga = sum_to(g * xlog1py(nonzero, other), sa) if _rg(input) else None
+        def backward(g: Tensor) -> tuple:  # torch's formulas: log1p(y) even where x == 0
+            ga = sum_to(g * other.log1p(), sa) if _rg(input) else None
             gb = sum_to(g * input / (other + 1), sb) if _rg(other) else None
             return ga, gb
 

@@ -38,15 +38,20 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 # ----------------------------------------------------------------------------- the ELU family
 @quietly
-def _elu_like(input: Tensor, alpha: float, scale: float, input_scale: float, node: str) -> Tensor:
-    """torch's general ELU (see the module docstring); ``x <= 0`` takes the exponential side."""
+def _elu_like(input: Tensor, alpha: float, scale: float, input_scale: float, node: str,
+              grad_scales: tuple[float, float] | None = None) -> Tensor:
+    """torch's general ELU (see the module docstring); ``x <= 0`` takes the exponential side.
+
+    The gradient there is ``alpha * scale * c * exp(input_scale' * x)``; ``grad_scales`` gives
+    ``(input_scale', c)`` where torch's backward rounds them differently (celu)."""
+    es, gs = (input_scale, input_scale) if grad_scales is None else grad_scales
     x = _require_float(input, "elu_cpu")
     t = x.dtype.type
     neg = x <= 0
     y = np.where(neg, np.expm1(x * t(input_scale)) * t(alpha * scale), x * t(scale))
     negative = wrap(neg, input._device)
     return _unary(input, y.astype(x.dtype, copy=False), node, lambda g: g * where(
-        negative, (input * input_scale).exp() * (alpha * scale * input_scale), scale))
+        negative, (input * es).exp() * (alpha * scale * gs), scale))
 
 
 def _selu(input: Tensor, _inplace: bool = False) -> Tensor:
@@ -57,8 +62,11 @@ def _selu(input: Tensor, _inplace: bool = False) -> Tensor:
 def _celu(input: Tensor, alpha: float = 1.0, _inplace: bool = False) -> Tensor:
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return _elu_like(input, alpha, 1.0, 1.0 / alpha,
-                     "CeluBackward1" if _inplace else "CeluBackward0")
+    # torch's backward rounds alpha to float32 before taking 1 / alpha (its forward does not);
+    # the in-place form reuses the forward's exp(x / alpha) from the result
+    inv, inv32 = 1.0 / alpha, 1.0 / float(np.float32(alpha))
+    return _elu_like(input, alpha, 1.0, inv, "CeluBackward1" if _inplace else "CeluBackward0",
+                     (inv if _inplace else inv32, inv32))
 
 
 _selu_inplace = _pw._inplace_version(_selu)
@@ -90,7 +98,7 @@ def _hardsigmoid(input: Tensor) -> Tensor:
     x = _require_float(input, "hardsigmoid_cpu")
     t = x.dtype.type
     y = np.clip(x + t(3), t(0), t(6)) / t(6)
-    slope = np.where((x > -3) & (x < 3), t(1 / 6), t(0))
+    slope = np.where((x > -3) & (x < 3), t(np.float32(1 / 6)), t(0))  # torch: 1/6 in float32
     return _unary(input, y, "HardsigmoidBackward0",
                   lambda g: mask_grad("HardsigmoidBackwardBackward0", g, slope, input))
 
@@ -99,7 +107,7 @@ def _hardswish(input: Tensor) -> Tensor:
     x = _require_float(input, "hardswish_cpu")
     t = x.dtype.type
     y = x * np.clip(x + t(3), t(0), t(6)) / t(6)
-    low, mid = wrap(x < -3, input._device), wrap(x <= 3, input._device)
+    low, mid = wrap(x <= -3, input._device), wrap(x < 3, input._device)
     return _unary(input, y, "HardswishBackward0",
                   lambda g: where(low, 0.0, where(mid, g * (input / 3 + 0.5), g)))
 
@@ -152,9 +160,10 @@ def tanhshrink(input: Tensor) -> Tensor:
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x`` where ``|x| > lambd``, else 0."""
     x = _require_float(input, "hardshrink_cpu")
-    inside = (x >= -lambd) & (x <= lambd)  # nan is outside: it passes through
+    inside = (x >= -lambd) & (x <= lambd)  # nan passes through the forward pass ...
+    outside = (x > lambd) | (x < -lambd)     # ... but gets no gradient (as in torch)
     return _unary(input, np.where(inside, x.dtype.type(0), x), "HardshrinkBackward0",
-                  lambda g: mask_grad("HardshrinkBackwardBackward0", g, ~inside, input))
+                  lambda g: mask_grad("HardshrinkBackwardBackward0", g, outside, input))
 
 
 @quietly
@@ -166,9 +175,9 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
                            f"dtype {_pw._cap(input.dtype)}, but found {lambd:g}")
     t = x.dtype.type
     y = np.where(x > lambd, x - t(lambd), np.where(x < -lambd, x + t(lambd), x * t(0)))
-    inside = (x >= -lambd) & (x <= lambd)
+    outside = (x > lambd) | (x < -lambd)
     return _unary(input, y, "SoftshrinkBackward0",
-                  lambda g: mask_grad("SoftshrinkBackwardBackward0", g, ~inside, input))
+                  lambda g: mask_grad("SoftshrinkBackwardBackward0", g, outside, input))
 
 
 def _threshold(input: Tensor, threshold: float, value: float, _inplace: bool = False) -> Tensor:
@@ -177,9 +186,7 @@ def _threshold(input: Tensor, threshold: float, value: float, _inplace: bool = F
         raise NotImplementedError(f"\"threshold_cpu\" not implemented for '{_pw._cap(input.dtype)}'")
     t = x.dtype.type  # an integer tensor compares with, and fills in, the truncated numbers
     y = np.where(x <= t(threshold), t(value), x)
-    # torch's in-place form tests the *result* against the threshold (so a value above the
-    # threshold lets the gradient through); the out-of-place form tests the input
-    keep = (y if _inplace else x) > t(threshold)
+    keep = ~(x <= t(threshold))  # nan gets the gradient
     return _unary(input, y, "ThresholdBackward1" if _inplace else "ThresholdBackward0",
                   lambda g: mask_grad("ThresholdBackwardBackward0", g, keep, input))
 
