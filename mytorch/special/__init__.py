@@ -1,6 +1,6 @@
 """torch.special: special mathematical functions (implemented in ``mytorch/_ops/special.py``)."""
-from .._ops.special import digamma, entr, erfinv, lgamma, polygamma, xlog1py, xlogy
 from .._ops.pointwise import expm1, log1p, sigmoid
+from .._ops.special import digamma, entr, erfinv, lgamma, polygamma, xlog1py, xlogy
 from .._tensor import Tensor
 
 gammaln = lgamma

@@ -103,6 +103,7 @@ def _hardsigmoid(input: Tensor) -> Tensor:
                   lambda g: mask_grad("HardsigmoidBackwardBackward0", g, slope, input))
 
 
+@quietly  # inf * 0 is nan, silently (as in torch)
 def _hardswish(input: Tensor) -> Tensor:
     x = _require_float(input, "hardswish_cpu")
     t = x.dtype.type
