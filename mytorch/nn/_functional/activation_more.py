@@ -11,12 +11,10 @@ of Tensor ops, exactly as torch writes them.
     elu(x; alpha, scale, input_scale) = scale * x                                  for x > 0
                                         scale * alpha * (exp(input_scale * x) - 1)  for x <= 0
 
-In-place forms of selu, celu and threshold name their node ``...Backward1``, as torch does (its
-formula reads the result instead of the input).
+In-place forms of selu, celu and threshold name their node ``...Backward1``, as torch does (there
+its formula reads the result instead of the input).
 """
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 
@@ -50,8 +48,14 @@ def _elu_like(input: Tensor, alpha: float, scale: float, input_scale: float, nod
     neg = x <= 0
     y = np.where(neg, np.expm1(x * t(input_scale)) * t(alpha * scale), x * t(scale))
     negative = wrap(neg, input._device)
-    return _unary(input, y.astype(x.dtype, copy=False), node, lambda g: g * where(
-        negative, (input * es).exp() * (alpha * scale * gs), scale))
+
+    def derivative(g: Tensor) -> Tensor:
+        # exp of the negative side only: a large positive x would give inf, and then a nan
+        # in the second derivative
+        x_neg = where(negative, input, 0.0)
+        return g * where(negative, (x_neg * es).exp() * (alpha * scale * gs), scale)
+
+    return _unary(input, y.astype(x.dtype, copy=False), node, derivative)
 
 
 def _selu(input: Tensor, _inplace: bool = False) -> Tensor:
