@@ -213,6 +213,19 @@ def test_binary_dtypes_and_scalars_match_torch(args):
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("scalar_first", [True, False])
+def test_xlog1py_with_a_number_matches_torch(scalar_first):
+    a = np.array([0.5, -0.5, 0.0])
+    x, t = mytorch.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    args = (lambda v: (2.0, v)) if scalar_first else (lambda v: (v, 2.0))
+    y, ty = mytorch.special.xlog1py(*args(x)), torch.special.xlog1py(*args(t))
+    _check(y, ty, "float32")
+    assert y.grad_fn.name() == ty.grad_fn.name()
+    y.sum().backward()
+    ty.sum().backward()
+    _check(x.grad, t.grad, "float32")
+
+
 def test_copysign_scalar_node_and_inplace_integer_error():
     x = mytorch.tensor([1.0, -2.0], requires_grad=True)
     assert mytorch.copysign(x, -1.0).grad_fn.name() == "CopysignBackward1"

@@ -297,13 +297,24 @@ def xlog1py(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
         sa, sb = tuple(np.shape(a)), tuple(np.shape(b))
 
         def backward(g: Tensor) -> tuple:  # torch's formulas: log1p(y) even where x == 0
-            ga = sum_to(g * other.log1p(), sa) if _rg(input) else None
+            ga = sum_to(g * _log1p_of(other), sa) if _rg(input) else None
             gb = sum_to(g * input / (other + 1), sb) if _rg(other) else None
             return ga, gb
 
-        record("SpecialXlog1PyBackward0", res, (input, other), backward,
+        node = ("SpecialXlog1PyBackward1" if not isinstance(input, Tensor) else
+                "SpecialXlog1PyBackward2" if not isinstance(other, Tensor) else
+                "SpecialXlog1PyBackward0")  # torch's names: which operand is a number
+        record(node, res, (input, other), backward,
                saved=tuple(x for x in (input, other) if isinstance(x, Tensor)))
     return _to_out(res, out)
+
+
+def _log1p_of(v: Any) -> Any:
+    """``log1p`` of a tensor or of a Python number (-inf at -1, nan below, without warnings)."""
+    if isinstance(v, Tensor):
+        return v.log1p()
+    with np.errstate(all="ignore"):
+        return float(np.log1p(np.float64(v)))
 
 
 def copysign(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
