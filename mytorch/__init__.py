@@ -92,6 +92,8 @@ from .utils import checkpoint as _checkpoint  # noqa: F401  (torch.utils.checkpo
 # ---------------------------------------------------------------- 7. neural networks
 from . import nn  # noqa: F401
 from .nn._functional.activation import log_softmax_ as log_softmax, softmax_ as softmax  # noqa: F401
+from .nn._functional.activation_more import (celu, celu_, hardshrink, selu, selu_,  # noqa: F401
+                                           threshold, threshold_)
 
 # ---------------------------------------------------------------- 8. training: optimizers, saving
 from . import multiprocessing, optim, serialization  # noqa: F401

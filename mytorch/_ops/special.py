@@ -1,4 +1,5 @@
-"""Special functions: ``lgamma``, ``digamma``, ``polygamma``, ``erfinv``, ``xlogy``.
+"""Special functions: ``lgamma``, ``digamma``, ``polygamma``, ``erfinv``, ``xlogy``, ``xlog1py``,
+``entr``; and ``copysign``, a float op of two tensors like ``xlogy``.
 
 NumPy has no gamma-family functions (SciPy does, but mytorch depends on NumPy only), so each is
 computed here from a classic numerical recipe, in float64, with array operations only (so the
@@ -27,7 +28,7 @@ from .._device import xp_for
 from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.graph import needs_grad, record, sum_to
 from ._operands import binary_float
-from ._variants import _to_out
+from ._variants import _inplace_version, _to_out
 
 __all__ = ["lgamma", "digamma", "polygamma", "erfinv", "xlogy"]
 
@@ -273,3 +274,79 @@ tensor_method("xlogy")(xlogy)
 def _polygamma_method(self: Tensor, n: int) -> Tensor:
     """``x.polygamma(n)`` (note: the Tensor method takes ``n`` after ``self``)."""
     return polygamma(n, self)
+
+
+# ------------------------------------------------------------------------ entr, xlog1py, copysign
+def entr(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Elementwise entropy ``-x * log(x)``: 0 at ``x = 0``, ``-inf`` for ``x < 0``."""
+    dev = input._device
+    xp = xp_for(dev)
+    x = input._data.astype(_float_dtype(input).np, copy=False)
+    with np.errstate(all="ignore"):
+        val = xp.where(x > 0, -x * xp.log(x), xp.where(x == 0, x.dtype.type(0), -np.inf))
+        val = xp.where(xp.isnan(x), x, val).astype(x.dtype, copy=False)
+    res = wrap(val, dev)
+    if needs_grad(input):
+        record("SpecialEntrBackward0", res, (input,), lambda g: (g * -(1 + input.log()),),
+               saved=(input,))
+    return _to_out(res, out)
+
+
+def xlog1py(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+    """``input * log1p(other)``, 0 where ``input == 0`` (as :func:`xlogy`, with ``log(1 + y)``)."""
+    a, b, dev, dt = binary_float(input, other)
+    xp = xp_for(dev)
+    with np.errstate(all="ignore"):
+        val = xp.where(xp.isnan(b), np.nan, xp.where(a == 0, 0, a * xp.log1p(b)))
+    res = wrap(val.astype(dt.np, copy=False), dev)
+    if needs_grad(input, other):
+        sa, sb = tuple(np.shape(a)), tuple(np.shape(b))
+
+        def backward(g: Tensor) -> tuple:  # torch's formulas: log1p(y) even where x == 0
+            ga = sum_to(g * _log1p_of(other), sa) if _rg(input) else None
+            gb = sum_to(g * input / (other + 1), sb) if _rg(other) else None
+            return ga, gb
+
+        node = ("SpecialXlog1PyBackward1" if not isinstance(input, Tensor) else
+                "SpecialXlog1PyBackward2" if not isinstance(other, Tensor) else
+                "SpecialXlog1PyBackward0")  # torch's names: which operand is a number
+        record(node, res, (input, other), backward,
+               saved=tuple(x for x in (input, other) if isinstance(x, Tensor)))
+    return _to_out(res, out)
+
+
+def _log1p_of(v: Any) -> Any:
+    """``log1p`` of a tensor or of a Python number (-inf at -1, nan below, without warnings)."""
+    if isinstance(v, Tensor):
+        return v.log1p()
+    with np.errstate(all="ignore"):
+        return float(np.log1p(np.float64(v)))
+
+
+def copysign(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
+    """``|input|`` with the sign of ``other`` (its sign bit: ``-0.0`` counts as negative)."""
+    a, b, dev, dt = binary_float(input, other)
+    xp = xp_for(dev)
+    with np.errstate(all="ignore"):
+        val = xp.copysign(a, b).astype(dt.np, copy=False)
+    res = wrap(val, dev)
+    if needs_grad(input, other):
+        # d/dx copysign(x, y) = copysign(x, y) / x (±1; torch's formula, nan at ±inf), 0 at x = 0;
+        # the sign of ``other`` is a step: its gradient is 0
+        with np.errstate(all="ignore"):
+            ratio = wrap(xp.where(a == 0, 0, val / a).astype(dt.np, copy=False), dev)
+        sa = tuple(np.shape(a))
+
+        def backward(g: Tensor) -> tuple:
+            ga = sum_to(g * ratio, sa) if _rg(input) else None
+            gb = other.new_zeros(tuple(other.shape)) if _rg(other) else None
+            return ga, gb
+
+        node = "CopysignBackward0" if isinstance(other, Tensor) else "CopysignBackward1"
+        record(node, res, (input, other), backward, saved=(input,))
+    return _to_out(res, out)
+
+
+tensor_method("copysign")(copysign)
+tensor_method("copysign_")(_inplace_version(copysign))
+__all__ += ["copysign"]

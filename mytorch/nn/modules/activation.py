@@ -13,11 +13,14 @@ from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from .._functional import activation as _F
+from .._functional import activation_more as _Fm
 from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["ReLU", "Sigmoid", "Tanh", "LeakyReLU", "PReLU", "ELU", "GELU", "SiLU", "Softplus",
-           "LogSigmoid", "Hardtanh", "ReLU6", "Softmax", "LogSoftmax", "Softmin"]
+           "LogSigmoid", "Hardtanh", "ReLU6", "Softmax", "LogSoftmax", "Softmin", "SELU", "CELU",
+           "Hardsigmoid", "Hardswish", "Mish", "Softsign", "Tanhshrink", "Hardshrink",
+           "Softshrink", "Threshold"]
 
 
 
@@ -244,3 +247,122 @@ class Softmin(_SoftmaxBase):
     """``softmax(-x)`` along ``dim``."""
 
     _fn = staticmethod(_F.softmin)
+
+
+# ----------------------------------------------------------------------------- more activations
+class _InplaceActivation(Module):
+    """An activation whose only setting is ``inplace`` (``fn`` is its function)."""
+
+    __constants__ = ["inplace"]
+    fn: Any = None
+    show_inplace = True  # torch's Hardswish and Hardsigmoid do not show it in their repr
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self).fn(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_suffix(self.inplace, "") if self.show_inplace else ""
+
+
+class SELU(_InplaceActivation):
+    """Scaled ELU with the self-normalizing constants."""
+
+    fn = staticmethod(_Fm.selu)
+
+
+class Hardsigmoid(_InplaceActivation):
+    """``clamp(x + 3, 0, 6) / 6``."""
+
+    fn = staticmethod(_Fm.hardsigmoid)
+    show_inplace = False
+
+
+class Hardswish(_InplaceActivation):
+    """``x * clamp(x + 3, 0, 6) / 6``."""
+
+    fn = staticmethod(_Fm.hardswish)
+    show_inplace = False
+
+
+class Mish(_InplaceActivation):
+    """``x * tanh(softplus(x))``."""
+
+    fn = staticmethod(_Fm.mish)
+
+
+class CELU(Module):
+    """``x`` if ``x > 0`` else ``alpha * (exp(x / alpha) - 1)``."""
+
+    __constants__ = ["alpha", "inplace"]
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _Fm.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}{_inplace_suffix(self.inplace)}"
+
+
+class Softsign(Module):
+    """``x / (1 + |x|)``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _Fm.softsign(input)
+
+
+class Tanhshrink(Module):
+    """``x - tanh(x)``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _Fm.tanhshrink(input)
+
+
+class _Shrink(Module):
+    __constants__ = ["lambd"]
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Hardshrink(_Shrink):
+    """``x`` where ``|x| > lambd``, else 0."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _Fm.hardshrink(input, self.lambd)
+
+
+class Softshrink(_Shrink):
+    """``x`` moved toward 0 by ``lambd`` (0 within ``lambd`` of it)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _Fm.softshrink(input, self.lambd)
+
+
+class Threshold(Module):
+    """``x`` where ``x > threshold``, else ``value``."""
+
+    __constants__ = ["threshold", "value", "inplace"]
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _Fm.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}{_inplace_suffix(self.inplace)}"
