@@ -275,3 +275,17 @@ def test_second_derivatives_match_torch(name):
         (gx * gx).sum().backward()
         (gt * gt).sum().backward()
         _check(x.grad, t.grad, "float64")
+
+
+@pytest.mark.parametrize("name, kwargs", [("elu", {}), ("leaky_relu", {"negative_slope": 0.2})])
+@pytest.mark.parametrize("how", ["inplace", "underscore"])
+def test_in_place_elu_and_leaky_relu_are_torchs_second_nodes(name: str, kwargs: dict, how: str) -> None:
+    """torch's in-place kernels save the result, not the input: EluBackward1, LeakyReluBackward1."""
+    names = []
+    for lib in (mytorch, torch):
+        x = lib.tensor([-1.5, 0.5, 2.0], requires_grad=True).clone()
+        y = (getattr(lib.nn.functional, name)(x, inplace=True, **kwargs) if how == "inplace"
+             else getattr(lib.nn.functional, name + "_")(x, **kwargs))
+        y.sum().backward()
+        names.append(y.grad_fn.name())
+    assert names[0] == names[1], names

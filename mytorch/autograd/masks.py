@@ -16,14 +16,15 @@ from .node import SavedOutput, record
 __all__ = ["mask_grad", "depends_on"]
 
 
-def mask_grad(name: str, g: "Tensor", mask: Any, x: Any) -> "Tensor":
+def mask_grad(name: str, g: "Tensor", mask: Any, x: Any, twice: str = "") -> "Tensor":
     """``g`` where the bool array ``mask`` holds (0 elsewhere), or ``g * mask`` for a float array:
     the backward of relu-like, piecewise-linear ops.
 
     ``mask`` comes from ``x`` (the tensor, or :class:`SavedOutput`, that the op saved) but is
     constant wherever it is defined, so the second derivative is zero. Under ``create_graph`` the
     result is recorded as a function of ``g`` *and* ``x``, like torch's ``*_backward`` ops:
-    differentiating it again w.r.t. the input gives zeros, not an error.
+    differentiating it again w.r.t. the input gives zeros, not an error. ``twice``: the message
+    of the RuntimeError that differentiating it again raises instead, where torch's does.
     """
     arr = g._data
     if mask.dtype != bool:
@@ -44,11 +45,17 @@ def mask_grad(name: str, g: "Tensor", mask: Any, x: Any) -> "Tensor":
     if STATE.enabled:
         t = x() if x.__class__ is SavedOutput else x
         if g._requires_grad or t._requires_grad:
-            record(name, res, (g, t),
+            record(name, res, (g, t), _refuse(twice) if twice else
                    lambda gg: (mask_grad(name, gg, mask, t) if g._requires_grad else None,
                                gg.new_zeros(tuple(t.shape)) if t._requires_grad else None),
                    saved=(t,))
     return res
+
+
+def _refuse(message: str) -> Any:
+    def backward(gg: "Tensor") -> tuple:
+        raise RuntimeError(message)
+    return backward
 
 
 def depends_on(g: "Tensor", x: Any, name: str) -> "Tensor":

@@ -59,22 +59,22 @@ def _unary(input: Tensor, y: Any, node: str, derivative: Callable[[Tensor], Tens
 
 # ----------------------------------------------------------------------------- ReLU family
 @quietly
-def _leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+def _leaky_relu(input: Tensor, negative_slope: float = 0.01, node: str = "LeakyReluBackward0") -> Tensor:
     x = _require_float(input, "leaky_relu_cpu")
     pos = x > 0
     slope = np.where(pos, 1, negative_slope).astype(x.dtype)
-    return _unary(input, x * slope, "LeakyReluBackward0",
+    return _unary(input, x * slope, node,
                   lambda g: mask_grad("LeakyReluBackwardBackward0", g, slope, input))
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` for ``x > 0``, else ``negative_slope * x``: a ReLU whose negative side still learns."""
-    return _leaky_inplace(input, negative_slope) if inplace else _leaky_relu(input, negative_slope)
+    return leaky_relu_(input, negative_slope) if inplace else _leaky_relu(input, negative_slope)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
-    """In-place :func:`leaky_relu`."""
-    return _leaky_inplace(input, negative_slope)
+    """In-place :func:`leaky_relu` (torch's in-place kernel is node ``LeakyReluBackward1``)."""
+    return _leaky_inplace(input, negative_slope, node="LeakyReluBackward1")
 
 
 _leaky_inplace = _pw._inplace_version(_leaky_relu)
@@ -171,7 +171,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 # ----------------------------------------------------------------------------- smooth ones
-def _elu(input: Tensor, alpha: float = 1.0) -> Tensor:
+def _elu(input: Tensor, alpha: float = 1.0, node: str = "EluBackward0") -> Tensor:
     x = _require_float(input, "elu_cpu")
     pos = x > 0
     with _pw._quiet():
@@ -183,7 +183,7 @@ def _elu(input: Tensor, alpha: float = 1.0) -> Tensor:
         # that is 0 at x = 0 exactly, as torch's.
         c = wrap(np.where(pos, 1, alpha).astype(x.dtype), input._device)
         neg = wrap(x < 0, input._device)
-        record("EluBackward0", res, (input,),
+        record(node, res, (input,),
                lambda g: (g * (c + where(neg, input.expm1(), 0.0) * alpha),), saved=(input,))
     return res
 
@@ -193,12 +193,12 @@ _elu_inplace = _pw._inplace_version(_elu)
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` for ``x > 0``, else ``alpha * (exp(x) - 1)``: smooth, saturating at ``-alpha``."""
-    return (_elu_inplace if inplace else _elu)(input, alpha)
+    return elu_(input, alpha) if inplace else _elu(input, alpha)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    """In-place :func:`elu`."""
-    return _elu_inplace(input, alpha)
+    """In-place :func:`elu` (torch's in-place kernel is node ``EluBackward1``)."""
+    return _elu_inplace(input, alpha, node="EluBackward1")
 
 
 # Φ(x) for GELU on float32 arrays: Numerical Recipes' erfc (a Chebyshev fit, relative error

@@ -104,7 +104,8 @@ def _hardsigmoid(input: Tensor) -> Tensor:
     y = np.clip(x + t(3), t(0), t(6)) / t(6)
     slope = np.where((x > -3) & (x < 3), t(np.float32(1 / 6)), t(0))  # torch: 1/6 in float32
     return _unary(input, y, "HardsigmoidBackward0",
-                  lambda g: mask_grad("HardsigmoidBackwardBackward0", g, slope, input))
+                  lambda g: mask_grad("HardsigmoidBackwardBackward0", g, slope, input,
+                                      twice="derivative for aten::hardsigmoid_backward is not implemented"))
 
 
 @quietly  # inf * 0 is nan, silently (as in torch)
