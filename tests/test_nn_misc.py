@@ -273,12 +273,38 @@ SDPA = [
     Case("sdpa bool mask", lambda t, q, k, v: F(t).scaled_dot_product_attention(
         q, k, v, attn_mask=t.from_numpy(~_bool(3, 5))),
         [randn(2, 3, 4), randn(2, 5, 4), randn(2, 5, 4)]),
+    # the fused kernel skips the row maximum while every score is inside (-64, 64): a GPT's
+    # shapes, and scores far outside that range (the shifted softmax), causal or not
+    Case("sdpa gpt causal", lambda t, q, k, v: F(t).scaled_dot_product_attention(
+        q, k, v, is_causal=True), [randn(2, 4, 16, 8), randn(2, 4, 16, 8), randn(2, 4, 16, 8)]),
+    Case("sdpa huge scores", lambda t, q, k, v: F(t).scaled_dot_product_attention(q, k, v),
+         [randn(2, 6, 4) * 12, randn(2, 5, 4) * 12, randn(2, 5, 3)], rtol=1e-4, atol=1e-4),
+    Case("sdpa huge scores causal", lambda t, q, k, v: F(t).scaled_dot_product_attention(
+        q, k, v, is_causal=True, scale=100.0), [randn(3, 5, 4), randn(3, 5, 4), randn(3, 5, 2)],
+        rtol=1e-4, atol=1e-4),
+    Case("sdpa float64 causal", lambda t, q, k, v: F(t).scaled_dot_product_attention(
+        q, k, v, is_causal=True), [randn(2, 7, 3, dtype=np.float64),
+                                   randn(2, 7, 3, dtype=np.float64), randn(2, 7, 5, dtype=np.float64)]),
 ]
 
 
 @pytest.mark.parametrize("case", SDPA, ids=str)
 def test_scaled_dot_product_attention(case: Case) -> None:
     check(case)
+
+
+def test_scaled_dot_product_attention_saves_its_output():
+    """The fused kernel's backward reads its output (as torch's): changing the output in place
+    before backward is torch's error, word for word."""
+    def run(t, q):
+        y = F(t).scaled_dot_product_attention(q, q, q, is_causal=True)
+        y.add_(1)
+        y.sum().backward()
+
+    err = check_raises(lambda t, q: run(t, q.requires_grad_()), randn(2, 2, 4, 3))
+    with pytest.raises(RuntimeError) as ref:
+        run(torch, torch.from_numpy(randn(2, 2, 4, 3)).requires_grad_())
+    assert str(err) == str(ref.value)
 
 
 def test_scaled_dot_product_attention_double_backward_as_torch_math():
