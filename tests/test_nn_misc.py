@@ -56,6 +56,30 @@ def test_activation_functions(case: Case) -> None:
     check(case)
 
 
+def test_gelu_float32_kernel_within_torchs_rounding() -> None:
+    """float32 GELU runs its own kernel (a fitted tail of Φ, the backward reusing Φ and the
+    Gaussian): on a dense grid and a GPT-sized batch, forward and backward within torch's own
+    rounding of ``x/2·(1 + erf(x/√2))`` (about 1e-7·|x|, which torch's 1 + erf loses for
+    negative x), and close to the exact values (float64 torch)."""
+    grid = np.concatenate([np.linspace(-10, 10, 20001, dtype=np.float32),
+                           np.float32([0.0, -0.0, 1e-30, -1e-30, 1e-45, 20.0, -20.0, 1e4, -1e4]),
+                           randn(8, 64, 32, seed=3).ravel() * 2])
+    scale = np.maximum(np.abs(grid.astype(np.float64)), 1.0)
+    results = {}
+    for name, lib, dtype in (("mine", mytorch, np.float32), ("torch", torch, np.float32),
+                             ("exact", torch, np.float64)):
+        x = lib.from_numpy(grid.astype(dtype)).requires_grad_()
+        y = F(lib).gelu(x)
+        y.backward(lib.ones_like(y))
+        results[name] = (y.detach().numpy().astype(np.float64), x.grad.numpy().astype(np.float64))
+    (y, dy), (ty, tdy), (ey, edy) = results["mine"], results["torch"], results["exact"]
+    assert np.all(np.abs(y - ty) <= 1e-6 * scale), np.max(np.abs(y - ty) / scale)
+    assert np.all(np.abs(y - ey) <= 2e-7 * scale), np.max(np.abs(y - ey) / scale)
+    assert np.all(np.abs(dy - tdy) <= 1e-6), np.max(np.abs(dy - tdy))
+    assert np.all(np.abs(dy - edy) <= 4e-7), np.max(np.abs(dy - edy))
+    assert np.array_equal(np.signbit(y[grid == 0]), np.signbit(grid[grid == 0]))
+
+
 INPLACE = ["leaky_relu", "elu", "hardtanh", "relu6", "silu"]
 
 
