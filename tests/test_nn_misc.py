@@ -317,6 +317,29 @@ def test_scaled_dot_product_attention(case: Case) -> None:
     check(case)
 
 
+def test_scaled_dot_product_attention_output_strides_as_torch():
+    """The output is laid out as torch's CPU kernel lays it out (like a 4-d query with
+    contiguous rows): for a GPT's heads, ``y.transpose(1, 2).contiguous()`` is ``y``'s own
+    memory, with no copy in the graph."""
+    B, H, L, E = 2, 3, 5, 4
+    layouts = {"contiguous": lambda t: t.randn(B, H, L, E),
+               "heads of (B, L, H, E)": lambda t: t.randn(B, L, H, E).transpose(1, 2),
+               "last dim strided": lambda t: t.randn(E, B, H, L).permute(1, 2, 3, 0),
+               "split projection": lambda t: t.randn(B, L, 3 * H * E).split(H * E, 2)[1]
+               .view(B, L, H, E).transpose(1, 2)}
+    for name, make in layouts.items():
+        for ev in (E, 6):
+            strides = []
+            for t in (mytorch, torch):
+                q = make(t).requires_grad_()
+                v = t.randn(B, L, H, ev).transpose(1, 2)
+                strides.append(F(t).scaled_dot_product_attention(q, q, v).stride())
+            assert strides[0] == strides[1], (name, ev, strides)
+    q = mytorch.randn(B, L, 3 * H * E).split(H * E, 2)[0].view(B, L, H, E).transpose(1, 2)
+    y = F(mytorch).scaled_dot_product_attention(q.requires_grad_(), q, q, is_causal=True)
+    assert y.transpose(1, 2).contiguous().grad_fn.name() == "TransposeBackward0"
+
+
 def test_scaled_dot_product_attention_saves_its_output():
     """The fused kernel's backward reads its output (as torch's): changing the output in place
     before backward is torch's error, word for word."""

@@ -100,6 +100,18 @@ def _causal_bias(L: int, S: int, dtype: Any) -> np.ndarray:
     return bias
 
 
+def _output_like(query: Tensor, shape: tuple) -> np.ndarray:
+    """New memory for the attention's output, laid out as torch's CPU kernel lays it out: like a
+    4-d ``query`` whose rows are contiguous (dense, in the order of its strides: the heads of a
+    split ``(B, T, 3C)`` projection give ``(B, T, H, E)`` memory, so ``y.transpose(1, 2)`` is
+    contiguous), else contiguous."""
+    q = query._data
+    if q.ndim != 4 or shape != q.shape or q.strides[-1] != q.itemsize or q.flags.c_contiguous:
+        return np.empty(shape, q.dtype)
+    order = sorted(range(4), key=lambda d: -q.strides[d])  # outer to inner, as q's memory
+    return np.empty([shape[d] for d in order], q.dtype).transpose(np.argsort(order))
+
+
 # Scores inside (-64, 64) need no row maximum subtracted before ``exp``: exp(±64) is far from
 # float32's overflow (exp(89)) and underflow (exp(-87)), and ``exp(s) / Σ exp(s)`` is the same
 # softmax as ``exp(s - max) / Σ exp(s - max)`` to rounding. The maximum of short rows is one of
@@ -149,7 +161,7 @@ def _attention_arrays(query: Tensor, key: Tensor, value: Tensor, is_causal: bool
         total = _row_sum(e, -1)
         if b is not None:
             total[total == 0] = 1         # ... and stays zeros
-        out = e @ v
+        out = np.matmul(e, v, out=_output_like(query, e.shape[:-1] + v.shape[-1:]))
         out /= total
     res = wrap(out, dev)
     if needs_grad(query, key, value):
