@@ -357,7 +357,11 @@ def _row_max(x: Any, axis: int) -> Any:
     """``x.max(axis, keepdims=True)``."""
     if not _short_rows(x, axis):
         return x.max(axis=axis, keepdims=True)
-    return np.take_along_axis(x, x.argmax(axis=-1)[..., None], -1)
+    n = x.shape[-1]
+    rows = x.reshape(-1, n)
+    at = rows.argmax(axis=1)
+    at += np.arange(0, rows.size, n)  # the maxima's flat positions: cheaper than take_along_axis
+    return rows.ravel()[at].reshape(x.shape[:-1] + (1,))
 
 
 def _row_sum(x: Any, axis: int) -> Any:
