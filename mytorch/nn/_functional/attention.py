@@ -204,16 +204,22 @@ def _attention_grads_graph(g: Tensor, query: Tensor, key: Tensor, value: Tensor,
 
 
 def _linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
-    out = x.matmul(w.t())
-    return out if b is None else out + b
+    """``F.linear`` (torch's multi-head attention projects with it: one ``addmm`` node)."""
+    from ..functional import linear  # (nn.functional imports this module)
+
+    return linear(x, w, b)
 
 
 def _in_projection(query: Tensor, key: Tensor, value: Tensor, in_proj_weight: Tensor | None,
                    in_proj_bias: Tensor | None, separate: tuple) -> tuple:
     """Project queries, keys and values: rows ``[0:E]``, ``[E:2E]``, ``[2E:3E]`` of the packed
-    ``in_proj_weight`` (or three separate matrices when key/value sizes differ)."""
+    ``in_proj_weight`` (or three separate matrices when key/value sizes differ). Self-attention
+    (one tensor for all three) projects once with the packed matrix and splits the result, as
+    torch's ``_in_projection_packed`` does."""
     if separate[0] is not None:
         ws = separate
+    elif query is key and key is value:
+        return _linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)
     else:
         ws = in_proj_weight.chunk(3)
     bs = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
