@@ -399,6 +399,18 @@ def test_multihead_attention(name, kw, call_kw) -> None:
         [(n, tuple(p.shape)) for n, p in t.named_parameters()]
 
 
+SELF_MHA = [m for m in MHA if "kdim" not in m[1]]  # (one tensor needs one width)
+
+
+@pytest.mark.parametrize("name,kw,call_kw", SELF_MHA, ids=[m[0] for m in SELF_MHA])
+def test_multihead_self_attention(name, kw, call_kw) -> None:
+    """Self-attention (one tensor as query, key and value) projects once with the packed
+    weight, as torch does: outputs and every gradient as torch's."""
+    x = randn(N, L, E) if kw.get("batch_first") else randn(L, N, E)
+    compare_module(lambda lib: NN(lib).MultiheadAttention(E, H, **kw), [x],
+                   call=lambda m, lib, x: m(x, x, x, **call_kw))
+
+
 def test_multihead_attention_masks_and_self_attention() -> None:
     x = randn(L, N, E)
     kpm = _bool(N, L, seed=1)
