@@ -56,6 +56,30 @@ def test_activation_functions(case: Case) -> None:
     check(case)
 
 
+def test_gelu_float32_kernel_within_torchs_rounding() -> None:
+    """float32 GELU runs its own kernel (a fitted tail of Φ, the backward reusing Φ and the
+    Gaussian): on a dense grid and a GPT-sized batch, forward and backward within torch's own
+    rounding of ``x/2·(1 + erf(x/√2))`` (about 1e-7·|x|, which torch's 1 + erf loses for
+    negative x), and close to the exact values (float64 torch)."""
+    grid = np.concatenate([np.linspace(-10, 10, 20001, dtype=np.float32),
+                           np.float32([0.0, -0.0, 1e-30, -1e-30, 1e-45, 20.0, -20.0, 1e4, -1e4]),
+                           randn(8, 64, 32, seed=3).ravel() * 2])
+    scale = np.maximum(np.abs(grid.astype(np.float64)), 1.0)
+    results = {}
+    for name, lib, dtype in (("mine", mytorch, np.float32), ("torch", torch, np.float32),
+                             ("exact", torch, np.float64)):
+        x = lib.from_numpy(grid.astype(dtype)).requires_grad_()
+        y = F(lib).gelu(x)
+        y.backward(lib.ones_like(y))
+        results[name] = (y.detach().numpy().astype(np.float64), x.grad.numpy().astype(np.float64))
+    (y, dy), (ty, tdy), (ey, edy) = results["mine"], results["torch"], results["exact"]
+    assert np.all(np.abs(y - ty) <= 1e-6 * scale), np.max(np.abs(y - ty) / scale)
+    assert np.all(np.abs(y - ey) <= 2e-7 * scale), np.max(np.abs(y - ey) / scale)
+    assert np.all(np.abs(dy - tdy) <= 1e-6), np.max(np.abs(dy - tdy))
+    assert np.all(np.abs(dy - edy) <= 4e-7), np.max(np.abs(dy - edy))
+    assert np.array_equal(np.signbit(y[grid == 0]), np.signbit(grid[grid == 0]))
+
+
 INPLACE = ["leaky_relu", "elu", "hardtanh", "relu6", "silu"]
 
 
@@ -273,12 +297,61 @@ SDPA = [
     Case("sdpa bool mask", lambda t, q, k, v: F(t).scaled_dot_product_attention(
         q, k, v, attn_mask=t.from_numpy(~_bool(3, 5))),
         [randn(2, 3, 4), randn(2, 5, 4), randn(2, 5, 4)]),
+    # the fused kernel skips the row maximum while every score is inside (-64, 64): a GPT's
+    # shapes, and scores far outside that range (the shifted softmax), causal or not
+    Case("sdpa gpt causal", lambda t, q, k, v: F(t).scaled_dot_product_attention(
+        q, k, v, is_causal=True), [randn(2, 4, 16, 8), randn(2, 4, 16, 8), randn(2, 4, 16, 8)]),
+    Case("sdpa huge scores", lambda t, q, k, v: F(t).scaled_dot_product_attention(q, k, v),
+         [randn(2, 6, 4) * 12, randn(2, 5, 4) * 12, randn(2, 5, 3)], rtol=1e-4, atol=1e-4),
+    Case("sdpa huge scores causal", lambda t, q, k, v: F(t).scaled_dot_product_attention(
+        q, k, v, is_causal=True, scale=100.0), [randn(3, 5, 4), randn(3, 5, 4), randn(3, 5, 2)],
+        rtol=1e-4, atol=1e-4),
+    Case("sdpa float64 causal", lambda t, q, k, v: F(t).scaled_dot_product_attention(
+        q, k, v, is_causal=True), [randn(2, 7, 3, dtype=np.float64),
+                                   randn(2, 7, 3, dtype=np.float64), randn(2, 7, 5, dtype=np.float64)]),
 ]
 
 
 @pytest.mark.parametrize("case", SDPA, ids=str)
 def test_scaled_dot_product_attention(case: Case) -> None:
     check(case)
+
+
+def test_scaled_dot_product_attention_output_strides_as_torch():
+    """The output is laid out as torch's CPU kernel lays it out (like a 4-d query with
+    contiguous rows): for a GPT's heads, ``y.transpose(1, 2).contiguous()`` is ``y``'s own
+    memory, with no copy in the graph."""
+    B, H, L, E = 2, 3, 5, 4
+    layouts = {"contiguous": lambda t: t.randn(B, H, L, E),
+               "heads of (B, L, H, E)": lambda t: t.randn(B, L, H, E).transpose(1, 2),
+               "last dim strided": lambda t: t.randn(E, B, H, L).permute(1, 2, 3, 0),
+               "split projection": lambda t: t.randn(B, L, 3 * H * E).split(H * E, 2)[1]
+               .view(B, L, H, E).transpose(1, 2)}
+    for name, make in layouts.items():
+        for ev in (E, 6):
+            strides = []
+            for t in (mytorch, torch):
+                q = make(t).requires_grad_()
+                v = t.randn(B, L, H, ev).transpose(1, 2)
+                strides.append(F(t).scaled_dot_product_attention(q, q, v).stride())
+            assert strides[0] == strides[1], (name, ev, strides)
+    q = mytorch.randn(B, L, 3 * H * E).split(H * E, 2)[0].view(B, L, H, E).transpose(1, 2)
+    y = F(mytorch).scaled_dot_product_attention(q.requires_grad_(), q, q, is_causal=True)
+    assert y.transpose(1, 2).contiguous().grad_fn.name() == "TransposeBackward0"
+
+
+def test_scaled_dot_product_attention_saves_its_output():
+    """The fused kernel's backward reads its output (as torch's): changing the output in place
+    before backward is torch's error, word for word."""
+    def run(t, q):
+        y = F(t).scaled_dot_product_attention(q, q, q, is_causal=True)
+        y.add_(1)
+        y.sum().backward()
+
+    err = check_raises(lambda t, q: run(t, q.requires_grad_()), randn(2, 2, 4, 3))
+    with pytest.raises(RuntimeError) as ref:
+        run(torch, torch.from_numpy(randn(2, 2, 4, 3)).requires_grad_())
+    assert str(err) == str(ref.value)
 
 
 def test_scaled_dot_product_attention_double_backward_as_torch_math():
@@ -324,6 +397,18 @@ def test_multihead_attention(name, kw, call_kw) -> None:
     m, t = make(mytorch), make(torch)
     assert [(n, tuple(p.shape)) for n, p in m.named_parameters()] == \
         [(n, tuple(p.shape)) for n, p in t.named_parameters()]
+
+
+SELF_MHA = [m for m in MHA if "kdim" not in m[1]]  # (one tensor needs one width)
+
+
+@pytest.mark.parametrize("name,kw,call_kw", SELF_MHA, ids=[m[0] for m in SELF_MHA])
+def test_multihead_self_attention(name, kw, call_kw) -> None:
+    """Self-attention (one tensor as query, key and value) projects once with the packed
+    weight, as torch does: outputs and every gradient as torch's."""
+    x = randn(N, L, E) if kw.get("batch_first") else randn(L, N, E)
+    compare_module(lambda lib: NN(lib).MultiheadAttention(E, H, **kw), [x],
+                   call=lambda m, lib, x: m(x, x, x, **call_kw))
 
 
 def test_multihead_attention_masks_and_self_attention() -> None:

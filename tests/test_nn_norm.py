@@ -43,6 +43,19 @@ FUNCTIONAL = [
     Case("layer_norm list shape", lambda t, x: F(t).layer_norm(x, [5]), [randn(3, 5)]),
     Case("layer_norm two dims", lambda t, x, w: F(t).layer_norm(x, (4, 5), w, eps=1e-3),
          [randn(2, 4, 5), randn(4, 5)]),
+    # layer_norm's row kernel (host float32/float64): a GPT's shapes, float64, a transposed
+    # (non-contiguous) input, a bias without a weight, large offsets
+    Case("layer_norm gpt rows", lambda t, x, w, b: F(t).layer_norm(x, (32,), w, b),
+         [randn(4, 16, 32), *rand_affine(32, 6)]),
+    Case("layer_norm float64", lambda t, x, w, b: F(t).layer_norm(x, (2, 3), w, b),
+         [randn(5, 2, 3, dtype=np.float64), randn(2, 3, dtype=np.float64),
+          randn(2, 3, dtype=np.float64)]),
+    Case("layer_norm transposed input", lambda t, x, w: F(t).layer_norm(x.transpose(0, 1), (3,), w),
+         [randn(4, 5, 3), randn(3)]),
+    Case("layer_norm bias only", lambda t, x, b: F(t).layer_norm(x, (6,), None, b, eps=0.1),
+         [randn(7, 6), randn(6)]),
+    Case("layer_norm offset", lambda t, x: F(t).layer_norm(x + 100.0, (8,)), [randn(3, 8)],
+         atol=1e-4),
     Case("group_norm", lambda t, x, w, b: F(t).group_norm(x, 2, w, b),
          [randn(3, 4, 5), *rand_affine(4, 5)]),
     Case("group_norm 4d", lambda t, x: F(t).group_norm(x, 3), [randn(2, 6, 3, 3)]),
@@ -66,6 +79,36 @@ def test_batch_norm_updates_running_stats_in_place() -> None:
     # the running variance is the *unbiased* one
     unbiased = x.transpose(1, 0, 2).reshape(3, -1).var(axis=1, ddof=1)
     np.testing.assert_allclose(stats["mytorch"][1], 0.7 + 0.3 * unbiased, rtol=1e-5)
+
+
+@pytest.mark.parametrize("needs", [(True, False), (False, True)], ids=["input", "params"])
+def test_layer_norm_gradients_of_some_operands(needs) -> None:
+    """The row kernel's backward computes only the gradients asked for, each as torch's."""
+    x, (w, b) = randn(6, 10), rand_affine(10, 7)
+    grads = {}
+    for lib in (torch, mytorch):
+        xt = lib.from_numpy(x.copy()).requires_grad_(needs[0])
+        wt, bt = (lib.from_numpy(a.copy()).requires_grad_(needs[1]) for a in (w, b))
+        y = F(lib).layer_norm(xt, (10,), wt, bt)
+        y.backward(lib.from_numpy(randn(6, 10, seed=8)))
+        grads[lib.__name__] = [None if a.grad is None else a.grad.numpy() for a in (xt, wt, bt)]
+    for mine, ref in zip(grads["mytorch"], grads["torch"]):
+        assert (mine is None) == (ref is None)
+        if ref is not None:
+            np.testing.assert_allclose(mine, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_double_backward_through_layer_norm() -> None:
+    x, (w, b) = randn(4, 5), rand_affine(5, 9)
+    grads = {}
+    for lib in (torch, mytorch):
+        xt, wt, bt = (lib.from_numpy(a.copy()).requires_grad_() for a in (x, w, b))
+        y = F(lib).layer_norm(xt, (5,), wt, bt)
+        gs = lib.autograd.grad((y ** 3).sum(), (xt, wt), create_graph=True)
+        sum(g.pow(2).sum() for g in gs).backward()
+        grads[lib.__name__] = [a.grad.numpy() for a in (xt, wt, bt)]
+    for mine, ref in zip(grads["mytorch"], grads["torch"]):
+        np.testing.assert_allclose(mine, ref, rtol=1e-4, atol=1e-4)
 
 
 def test_double_backward_through_batch_norm() -> None:

@@ -24,7 +24,7 @@ from ..._ops.shape import cat
 from ..._pieces import pieces
 from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import STATE
-from ...autograd.graph import needs_grad, record
+from ...autograd.graph import SavedOutput, needs_grad, record
 from .activation import _row_max, _row_sum, softmax
 from .dropout import dropout
 
@@ -92,20 +92,47 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
 
 
 @functools.lru_cache(maxsize=32)
-def _causal_array(L: int, S: int) -> np.ndarray:
-    return np.triu(np.ones((L, S), dtype=bool), 1)
+def _causal_bias(L: int, S: int, dtype: Any) -> np.ndarray:
+    """``-inf`` where ``is_causal`` forbids key ``j`` to query ``i`` (``j > i``), else 0: a
+    constant added to the scores (cached, read-only)."""
+    bias = np.where(np.triu(np.ones((L, S), dtype=bool), 1), -np.inf, 0).astype(dtype)
+    bias.flags.writeable = False
+    return bias
+
+
+def _output_like(query: Tensor, shape: tuple) -> np.ndarray:
+    """New memory for the attention's output, laid out as torch's CPU kernel lays it out: like a
+    4-d ``query`` whose rows are contiguous (dense, in the order of its strides: the heads of a
+    split ``(B, T, 3C)`` projection give ``(B, T, H, E)`` memory, so ``y.transpose(1, 2)`` is
+    contiguous), else contiguous."""
+    q = query._data
+    if q.ndim != 4 or shape != q.shape or q.strides[-1] != q.itemsize or q.flags.c_contiguous:
+        return np.empty(shape, q.dtype)
+    order = sorted(range(4), key=lambda d: -q.strides[d])  # outer to inner, as q's memory
+    return np.empty([shape[d] for d in order], q.dtype).transpose(np.argsort(order))
+
+
+# Scores inside (-64, 64) need no row maximum subtracted before ``exp``: exp(±64) is far from
+# float32's overflow (exp(89)) and underflow (exp(-87)), and ``exp(s) / Σ exp(s)`` is the same
+# softmax as ``exp(s - max) / Σ exp(s - max)`` to rounding. The maximum of short rows is one of
+# NumPy's slowest reductions; two whole-array reductions check the range instead.
+_EXP_SAFE = 64.0
 
 
 def _attention_arrays(query: Tensor, key: Tensor, value: Tensor, is_causal: bool,
                       factor: float, bias: Tensor | None = None) -> Tensor | None:
     """The attention of :func:`scaled_dot_product_attention` without a mask or dropout (causal
-    or not) as one op on NumPy arrays, as torch's CPU kernel is one op: the scores, softmax and
-    weighted values in place, one node (torch's ``ScaledDotProductFlashAttentionForCpuBackward0``)
-    whose backward is five matrix products and the softmax gradient. None when the operands are
-    not float32/float64 host arrays of one dtype with equal batch dimensions (the composed path
-    handles every case). ``bias``, a constant float mask added to the scores (multi-head
-    attention's), may leave a row with every key masked: its weights are 0, as
-    :func:`_safe_softmax` gives."""
+    or not) as one op on NumPy arrays, as torch's CPU kernel is one op, one node (torch's
+    ``ScaledDotProductFlashAttentionForCpuBackward0``, which saves the inputs and the output).
+
+    As torch's flash kernel, the forward divides by the softmax's row sums at the end, on the
+    weighted values (``(e V) / Σe`` with ``e = exp(scores)``) rather than on the weights; the
+    backward is four matrix products and the softmax gradient, whose row term
+    ``Σ_j p_ij (g_i · v_j)`` is ``g_i · out_i`` (FlashAttention's trick: no pass over the
+    weights for it). None when the operands are not float32/float64 host arrays of one dtype
+    with equal batch dimensions (the composed path handles every case). ``bias``, a constant
+    float mask added to the scores (multi-head attention's), may leave a row with every key
+    masked: its weights are 0, as :func:`_safe_softmax` gives."""
     q, k, v = query._data, key._data, value._data
     b = None if bias is None else bias._data
     if b is not None and (bias._requires_grad or type(b) is not np.ndarray or b.dtype != q.dtype):
@@ -118,42 +145,47 @@ def _attention_arrays(query: Tensor, key: Tensor, value: Tensor, is_causal: bool
         return None
     dev = query._device
     with _quiet():
-        w = q @ np.swapaxes(k, -1, -2)
-        w *= w.dtype.type(factor)
+        e = q @ np.swapaxes(k, -1, -2)  # the scores, then exp(scores - shift) in place
+        e *= e.dtype.type(factor)
+        shift = b is not None or not -_EXP_SAFE < e.min() <= e.max() < _EXP_SAFE
         if is_causal:  # (row i keeps key 0 at least: no row is all -inf)
-            np.copyto(w, w.dtype.type(_NEG_INF), where=_causal_array(w.shape[-2], w.shape[-1]))
+            e += _causal_bias(e.shape[-2], e.shape[-1], e.dtype)
         if b is not None:
-            w += b
-        top = _row_max(w, -1)
+            e += b
+        if shift:
+            top = _row_max(e, -1)
+            if b is not None:
+                top[top == _NEG_INF] = 0  # a row with every key masked: exp gives zeros ...
+            e -= top
+        np.exp(e, out=e)
+        total = _row_sum(e, -1)
         if b is not None:
-            top[top == _NEG_INF] = 0  # a row with every key masked: exp gives zeros ...
-        w -= top
-        np.exp(w, out=w)
-        total = _row_sum(w, -1)
-        if b is not None:
-            total[total == 0] = 1     # ... and stays zeros
-        w /= total
-        res = wrap(w @ v, dev)
+            total[total == 0] = 1         # ... and stays zeros
+        out = np.matmul(e, v, out=_output_like(query, e.shape[:-1] + v.shape[-1:]))
+        out /= total
+    res = wrap(out, dev)
     if needs_grad(query, key, value):
         rq, rk, rv = query._requires_grad, key._requires_grad, value._requires_grad
+        saved_out = SavedOutput(res)
 
         def backward(g: Tensor) -> tuple:
-            if STATE.enabled or type(g._data) is not np.ndarray or g._data.dtype != w.dtype:
+            if STATE.enabled or type(g._data) is not np.ndarray or g._data.dtype != e.dtype:
                 return _attention_grads_graph(g, query, key, value, is_causal, factor, (rq, rk, rv),
                                               bias)
             ga = g._data
             with _quiet():
-                dv = wrap(np.swapaxes(w, -1, -2) @ ga, dev) if rv else None
-                ds = ga @ np.swapaxes(v, -1, -2)         # d weights
-                ds -= _row_sum(ds * w, -1)
-                ds *= w
+                g_e = ga / total                         # the gradient of e's rows' shares
+                dv = wrap(np.swapaxes(e, -1, -2) @ g_e, dev) if rv else None
+                ds = g_e @ np.swapaxes(v, -1, -2)        # d weights, times the row sums
+                ds -= _row_sum(ga * saved_out.data, -1) / total
+                ds *= e
                 ds *= ds.dtype.type(factor)              # d scores (before the scale)
                 dq = wrap(ds @ k, dev) if rq else None
                 dk = wrap(np.swapaxes(ds, -1, -2) @ q, dev) if rk else None
             return dq, dk, dv
 
         record("ScaledDotProductFlashAttentionForCpuBackward0", res, (query, key, value),
-               backward, saved=(query, key, value))
+               backward, saved=(query, key, value, saved_out))
     return res
 
 
@@ -172,16 +204,22 @@ def _attention_grads_graph(g: Tensor, query: Tensor, key: Tensor, value: Tensor,
 
 
 def _linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
-    out = x.matmul(w.t())
-    return out if b is None else out + b
+    """``F.linear`` (torch's multi-head attention projects with it: one ``addmm`` node)."""
+    from ..functional import linear  # (nn.functional imports this module)
+
+    return linear(x, w, b)
 
 
 def _in_projection(query: Tensor, key: Tensor, value: Tensor, in_proj_weight: Tensor | None,
                    in_proj_bias: Tensor | None, separate: tuple) -> tuple:
     """Project queries, keys and values: rows ``[0:E]``, ``[E:2E]``, ``[2E:3E]`` of the packed
-    ``in_proj_weight`` (or three separate matrices when key/value sizes differ)."""
+    ``in_proj_weight`` (or three separate matrices when key/value sizes differ). Self-attention
+    (one tensor for all three) projects once with the packed matrix and splits the result, as
+    torch's ``_in_projection_packed`` does."""
     if separate[0] is not None:
         ws = separate
+    elif query is key and key is value:
+        return _linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)
     else:
         ws = in_proj_weight.chunk(3)
     bs = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)

@@ -21,6 +21,7 @@ does.
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -320,6 +321,89 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
 
 
 # ----------------------------------------------------------------------------- layer_norm
+@functools.lru_cache(maxsize=64)
+def _ones(n: int, dtype: np.dtype) -> np.ndarray:
+    """A read-only vector of ``n`` ones: row and column sums of a matrix as BLAS products."""
+    v = np.ones(n, dtype)
+    v.flags.writeable = False
+    return v
+
+
+@quietly  # huge or infinite inputs give inf/nan silently, as in torch
+def _layer_norm_rows(input: Tensor, ns: tuple[int, ...], weight: Tensor | None,
+                     bias: Tensor | None, eps: float) -> Tensor | None:
+    """:func:`layer_norm` of host float32/float64 arrays as rows of ``d = prod(ns)`` values, or
+    None for other operands (:func:`_normalize` handles every case).
+
+    The same arithmetic as the fused kernel, written for its one layout: each row's sums are
+    matrix-vector products, and the backward saves the normalised rows ``x̂`` and ``rstd``
+    (torch's ``NativeLayerNormBackward0`` saves the mean and ``rstd``) for
+    ``dx = rstd · (ĝ - mean(ĝ) - x̂ · mean(ĝ x̂))``, ``ĝ = g · weight``.
+    """
+    x = input._data
+    w = None if weight is None else weight._data
+    b = None if bias is None else bias._data
+    if (type(x) is not np.ndarray or x.dtype not in _BLAS_FLOATS or not x.size
+            or w is not None and (type(w) is not np.ndarray or w.dtype != x.dtype)
+            or b is not None and (type(b) is not np.ndarray or b.dtype != x.dtype)):
+        return None
+    d = math.prod(ns)
+    ones = _ones(d, x.dtype)
+    rows = x.reshape(-1, d)
+    xhat = rows - (rows @ ones / d)[:, None]
+    out = np.multiply(xhat, xhat)                # scratch: squares first, then the output
+    rstd = out @ ones                            # d · the biased variance ...
+    rstd /= d
+    rstd += eps
+    np.sqrt(rstd, out=rstd)
+    np.reciprocal(rstd, out=rstd)                # ... then 1 / sqrt(var + eps)
+    xhat *= rstd[:, None]
+    if w is None:
+        np.copyto(out, xhat)
+    else:
+        np.multiply(xhat, w.reshape(d), out=out)
+    if b is not None:
+        out += b.reshape(d)
+    res = wrap(out.reshape(x.shape), input._device)
+    if needs_grad(input, weight, bias):
+        def backward(g: Tensor) -> tuple:
+            if STATE.enabled or type(g._data) is not np.ndarray or g._data.dtype != x.dtype:
+                axes = tuple(range(x.ndim - len(ns), x.ndim))  # create_graph, or odd gradients
+                return _backward_graph(g, input, weight, bias, axes, ns, eps)
+            return _layer_norm_rows_backward(g._data.reshape(-1, d), xhat, rstd, input, weight,
+                                             bias)
+
+        # backward reads the weight's values too: changing it in place before then is an error
+        record("NativeLayerNormBackward0", res, (input, weight, bias), backward,
+               saved=(input,) if weight is None else (input, weight))
+    return res
+
+
+@quietly
+def _layer_norm_rows_backward(g: np.ndarray, xhat: np.ndarray, rstd: np.ndarray, input: Tensor,
+                              weight: Tensor | None, bias: Tensor | None) -> tuple:
+    """The gradients of :func:`_layer_norm_rows` from the rows of ``g``, ``x̂`` and ``rstd``."""
+    n, d = xhat.shape
+    dev = input._device
+    gx = g_weight = g_bias = None
+    gw = g if weight is None else g * weight._data.reshape(d)
+    if input._requires_grad:
+        ones = _ones(d, xhat.dtype)
+        mean_g = gw @ ones / d
+        gx_arr = np.multiply(gw, xhat)
+        mean_gx = gx_arr @ ones / d
+        np.multiply(xhat, mean_gx[:, None], out=gx_arr)
+        np.subtract(gw, gx_arr, out=gx_arr)
+        gx_arr -= mean_g[:, None]
+        gx_arr *= rstd[:, None]
+        gx = wrap(gx_arr.reshape(input._data.shape), dev)
+    if weight is not None and weight._requires_grad:
+        g_weight = wrap((_ones(n, g.dtype) @ (g * xhat)).reshape(weight._data.shape), dev)
+    if bias is not None and bias._requires_grad:
+        g_bias = wrap((_ones(n, g.dtype) @ g).reshape(bias._data.shape), dev)
+    return gx, g_weight, g_bias
+
+
 def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last ``len(normalized_shape)`` dimensions of each sample."""
@@ -329,14 +413,18 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
     ns = tuple(normalized_shape)
     k = len(ns)
     _same_device(input, weight, bias)
-    if tuple(input.shape[input.dim() - k:]) != ns or input.dim() < k:
+    shape = input._data.shape
+    if len(shape) < k or shape[len(shape) - k:] != ns:
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
                            f"[*, {', '.join(map(str, ns))}], but got input of size"
                            f"{list(input.shape)}")
     for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and tuple(t.shape) != ns:
+        if t is not None and t._data.shape != ns:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
                                f"{name} of shape {list(t.shape)} and normalized_shape = {list(ns)}")
+    fast = _layer_norm_rows(input, ns, weight, bias, eps)
+    if fast is not None:
+        return fast
     axes = tuple(range(input.dim() - k, input.dim()))
     return _normalize(input, axes, ns, weight, bias, eps, "NativeLayerNormBackward0")[0]
 
