@@ -13,11 +13,10 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from oracle import assert_same
 
 import mytorch
 from mytorch.autograd.graph import saved_tensors_hooks
-
-from oracle import assert_same
 
 BIG = 3e38  # float32: BIG * BIG, BIG + BIG overflow to inf
 
@@ -146,7 +145,7 @@ def test_overflow_in_backward_is_silent_as_in_torch_whatever_the_callers_state(h
         with np.errstate(all=state), warnings.catch_warnings():
             warnings.simplefilter("error")
             mine = _overflowing_backward(mytorch, hook)
-        for m, r in zip(mine, ref):
+        for m, r in zip(mine, ref, strict=True):
             assert_same(m, r)
 
 

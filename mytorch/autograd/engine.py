@@ -209,8 +209,7 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
         order = _leaves_early(order)
     results: list = [None] * n_results
     owned = None if create_graph or only_inputs else _GradMemory(grads)
-    caller_fp = FP_STATE.get()  # the caller's NumPy error state, for the user's code (run_node)
-    run_node = _node_runner(retain_graph, create_graph, only_inputs, owned, caller_fp)
+    run_node = _node_runner(retain_graph, create_graph, only_inputs, owned)
     if only_inputs:
         run_node = _capturing(run_node, capture, results, order)
     for wrap in RUN_NODE_WRAPPERS:
@@ -221,8 +220,8 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
     STATE.enabled = create_graph
     # The pass computes inf and nan silently, as the forward ops did: NumPy's "ignore" error
     # state is set once here, for every node, rather than by each node (a contextvar set and
-    # reset per node were a tenth of a long chain's backward). Nodes that may run the user's
-    # code get the caller's own state back (run_node).
+    # reset per node were about a tenth of a long chain's backward). Nodes that may run the
+    # user's code get the caller's own state back (run_node).
     quiet = FP_STATE.set(FP_IGNORE)
     try:
         pieces.backpropagate(order, buffers, run_node)
@@ -280,15 +279,13 @@ def _leaves_early(order: list) -> list:
 
 
 def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool,
-                 owned: "_GradMemory | None" = None, caller_fp: Any = None) -> Callable:
+                 owned: "_GradMemory | None" = None) -> Callable:
     """The ``run_node`` of a plain pass: hooks, the node's backward, freeing, leaves.
 
-    It is called in NumPy's "ignore" error state (see :func:`run_backward`); ``caller_fp`` is
-    the state the caller had (by default, the state now), which every node but a rule's gets
-    back while it runs."""
+    It is called in NumPy's "ignore" error state (see :func:`run_backward`). Every node but a
+    rule's runs in the state the caller had when ``run_node`` was made, before the pass began."""
     anomaly = _anomaly.enabled
-    if caller_fp is None:
-        caller_fp = FP_STATE.get()
+    caller_fp = FP_STATE.get()
 
     def run_node(node: Node, outs: list) -> Sequence:
         if node._dtype is not CLOSURE and not (node._special or anomaly):
