@@ -25,10 +25,13 @@ try:
     FP_IGNORE: Any = _make_extobj(all="ignore")
 except ImportError:  # a NumPy without that layout: the public, slower way
     class _Errstate:
-        """``set``/``reset`` like a context variable, through ``np.errstate``."""
+        """``get``/``set``/``reset`` like a context variable, through ``np.errstate``."""
 
-        def set(self, _: Any) -> Any:
-            state = np.errstate(all="ignore")
+        def get(self) -> Any:
+            return np.geterr()
+
+        def set(self, value: Any) -> Any:  # FP_IGNORE (None), or what ``get`` returned
+            state = np.errstate(**value) if value else np.errstate(all="ignore")
             state.__enter__()
             return state
 

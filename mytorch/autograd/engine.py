@@ -104,14 +104,10 @@ def _sum_grads(a: "Tensor", b: "Tensor", into_a: bool = False) -> "Tensor":
             and x.dtype is y.dtype and x.shape == y.shape and a.__class__ is b.__class__ is Tensor
             and a._device is b._device
             and (x.ndim < 2 or x.flags.c_contiguous and y.flags.c_contiguous)):
-        token = FP_STATE.set(FP_IGNORE)  # overflow to inf silently, as the tensor sum does
-        try:
-            if into_a and x.flags.writeable:
-                np.add(x, y, out=x)
-                return a
-            return wrap(x + y, a._device)
-        finally:
-            FP_STATE.reset(token)
+        if into_a and x.flags.writeable:  # (overflow to inf silently: see run_backward)
+            np.add(x, y, out=x)
+            return a
+        return wrap(x + y, a._device)
     return a + b
 
 
@@ -171,7 +167,7 @@ def backpropagate(order: list, grads: dict, run_node: "Callable") -> None:
             slots[nr] = g if slots[nr] is None else slots[nr] + g
 
 
-_VJP = Rule.vjp  # (called unbound: no method object per node)
+_VJP = Rule._vjp  # (called unbound: no method object per node)
 
 _TASKS: list[bool] = []  # one entry per backward pass running: was it asked for some inputs?
 
@@ -222,9 +218,15 @@ def run_backward(roots: Sequence["Tensor"], grads: Sequence["Tensor"], retain_gr
     _TASKS.append(only_inputs)
     prev_mode = STATE.enabled
     STATE.enabled = create_graph
+    # The pass computes inf and nan silently, as the forward ops did: NumPy's "ignore" error
+    # state is set once here, for every node, rather than by each node (a contextvar set and
+    # reset per node were about a tenth of a long chain's backward). Nodes that may run the
+    # user's code get the caller's own state back (run_node).
+    quiet = FP_STATE.set(FP_IGNORE)
     try:
         pieces.backpropagate(order, buffers, run_node)
     finally:
+        FP_STATE.reset(quiet)
         STATE.enabled = prev_mode
         _TASKS.pop()
         del buffers, order, run_node
@@ -278,15 +280,18 @@ def _leaves_early(order: list) -> list:
 
 def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool,
                  owned: "_GradMemory | None" = None) -> Callable:
-    """The ``run_node`` of a plain pass: hooks, the node's backward, freeing, leaves."""
+    """The ``run_node`` of a plain pass: hooks, the node's backward, freeing, leaves.
+
+    It is called in NumPy's "ignore" error state (see :func:`run_backward`). Every node but a
+    rule's runs in the state the caller had when ``run_node`` was made, before the pass began."""
     anomaly = _anomaly.enabled
+    caller_fp = FP_STATE.get()
 
     def run_node(node: Node, outs: list) -> Sequence:
-        if node._special or anomaly:  # hooks, retain_grad, packed saved tensors, anomaly mode
-            return run_in_full(node, outs)
-        if node._dtype is not CLOSURE:
-            # A node made from a rule (rules.py), the most common kind: what ``_check_saved``,
-            # ``_call_backward`` and ``_release`` do for it, inline (three calls fewer per node).
+        if node._dtype is not CLOSURE and not (node._special or anomaly):
+            # A node made from a rule (rules.py), the most common kind, without hooks: what
+            # ``_check_saved``, ``_call_backward`` and ``_release`` do for it, inline (three
+            # calls fewer per node), in the pass's "ignore" state.
             saved = node._saved  # (tensor, version, ...): at most three tensors
             if saved:
                 if saved[0]._vc.value != saved[1] or len(saved) > 2 and (
@@ -301,15 +306,24 @@ def _node_runner(retain_graph: bool, create_graph: bool, only_inputs: bool,
                 node._saved = ()
                 node._released = True
             return grad_inputs
-        if node.__class__ is AccumulateGrad:
-            if not only_inputs and outs[0] is not None:
-                _accumulate_leaf(node.variable, outs[0], create_graph, owned)
-            return ()
-        node._check_saved()
-        grad_inputs = node._backward(outs[0] if node.num_outputs == 1 else outs)
-        if not retain_graph:
-            node._release()
-        return grad_inputs
+        # Any other node may run the user's code: hooks, retain_grad, saved-tensor hooks, a
+        # custom Function's backward, a leaf's hooks. It runs in the caller's own NumPy error
+        # state, so the user's warnings (and np.errstate) behave as they would outside backward.
+        token = FP_STATE.set(caller_fp)
+        try:
+            if node._special or anomaly:
+                return run_in_full(node, outs)
+            if node.__class__ is AccumulateGrad:
+                if not only_inputs and outs[0] is not None:
+                    _accumulate_leaf(node.variable, outs[0], create_graph, owned)
+                return ()
+            node._check_saved()
+            grad_inputs = node._backward(outs[0] if node.num_outputs == 1 else outs)
+            if not retain_graph:
+                node._release()
+            return grad_inputs
+        finally:
+            FP_STATE.reset(token)
 
     def run_in_full(node: Node, outs: list) -> Sequence:
         if owned is not None:  # hooks and custom backward code may keep what they see
@@ -455,13 +469,17 @@ def _accumulate_leaf(t: "Tensor", grad: "Tensor", create_graph: bool,
         t._grad = t._grad + grad
     else:
         acc = t._grad
-        if owned is not None and id(acc) in owned.adopted:
-            acc._data = acc._data + grad._data  # its memory may still be shared: a new array
-        else:
-            try:
-                acc._data += grad._data  # in place: the same .grad tensor keeps accumulating
-            except ValueError:  # read-only or broadcast memory: replace the array instead
-                acc._data = acc._data + grad._data
+        token = FP_STATE.set(FP_IGNORE)  # overflow to inf silently, as torch's sum does
+        try:
+            if owned is not None and id(acc) in owned.adopted:
+                acc._data = acc._data + grad._data  # its memory may still be shared: a new array
+            else:
+                try:
+                    acc._data += grad._data  # in place: the same .grad tensor keeps accumulating
+                except ValueError:  # read-only or broadcast memory: replace the array instead
+                    acc._data = acc._data + grad._data
+        finally:
+            FP_STATE.reset(token)
         acc._vc.value += 1
     post = t.__dict__.get("_post_acc_hooks")
     if post:

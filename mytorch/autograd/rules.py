@@ -69,7 +69,17 @@ class Rule:
         return f"Rule({self.name})"
 
     def vjp(self, node: Node, g: Tensor) -> Sequence:
-        """The gradients of ``node``'s inputs (None for one that wants none), given ``g``."""
+        """The gradients of ``node``'s inputs (None for one that wants none), given ``g``; inf
+        and nan silently, as in the forward (NumPy's floating-point warnings off)."""
+        token = FP_STATE.set(FP_IGNORE)
+        try:
+            return self._vjp(node, g)
+        finally:
+            FP_STATE.reset(token)
+
+    def _vjp(self, node: Node, g: Tensor) -> Sequence:
+        """:meth:`vjp` for a caller that has switched NumPy's warnings off already: the engine's
+        backward pass does it once for the whole pass, not once per node."""
         a, b, y, dtype = node._input, node._other, node._result, node._dtype
         nexts = node.next_functions
         arr = g._data
@@ -82,28 +92,24 @@ class Rule:
                 b = b._data
             if y is not None:
                 y = y._data
-            token = FP_STATE.set(FP_IGNORE)        # inf and nan silently, as in the forward
-            try:
-                if len(nexts) == 1:
-                    r = self.grads[0](arr, a, b, y)
-                    return (g if r is arr else wrap(r, g._device),)
-                d_a, d_b = self.grads
-                ga = gb = None
-                if nexts[0][0] is not None:
-                    if d_a is GRAD:
-                        ga = g
-                    else:
-                        r = d_a(arr, a, b, y)
-                        ga = g if r is arr else wrap(r, g._device)
-                if nexts[1][0] is not None:
-                    if d_b is GRAD:
-                        gb = g
-                    else:
-                        r = d_b(arr, a, b, y)
-                        gb = g if r is arr else wrap(r, g._device)
-                return ga, gb
-            finally:
-                FP_STATE.reset(token)
+            if len(nexts) == 1:
+                r = self.grads[0](arr, a, b, y)
+                return (g if r is arr else wrap(r, g._device),)
+            d_a, d_b = self.grads
+            ga = gb = None
+            if nexts[0][0] is not None:
+                if d_a is GRAD:
+                    ga = g
+                else:
+                    r = d_a(arr, a, b, y)
+                    ga = g if r is arr else wrap(r, g._device)
+            if nexts[1][0] is not None:
+                if d_b is GRAD:
+                    gb = g
+                else:
+                    r = d_b(arr, a, b, y)
+                    gb = g if r is arr else wrap(r, g._device)
+            return ga, gb
         yt = None if y is None else y()
         if dtype is not None:                      # one shape and dtype: nothing to sum back
             if g._data.dtype is not dtype:
