@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Callable
 
 from .._tensor import Tensor
+from .._tensor import wrap as tensor_of
 from .engine import run_backward
 from .grad_mode import STATE, enable_grad, no_grad
 from .graph import SavedOutput, depends_on, record, record_outputs
@@ -49,6 +50,15 @@ def as_op(name: str, state: Sequence[int] = (),
             several = isinstance(out, (tuple, list))
             outs = list(out) if several else [out]
             keep = [k for k, o in enumerate(outs) if _differentiable(o)]
+            if any(outs[k]._base is not None for k in keep):
+                # a view the piece returned (``squeeze`` at its end), made under no_grad: the op's
+                # output is a tensor of its own, as torch's is, not a view an in-place change of
+                # which torch would refuse as "created in no_grad mode"
+                for k in keep:
+                    if outs[k]._base is not None:
+                        outs[k] = tensor_of(outs[k]._data, outs[k]._device)
+                out = (type(out)(*outs) if hasattr(out, "_fields") else type(out)(outs)) if several \
+                    else outs[0]
             multi = len(keep) > 1  # the node has several outputs (else its grad comes alone)
             tensors = tuple(a for i, a in enumerate(args) if isinstance(a, Tensor) and i not in state)
             if saves_output:

@@ -27,6 +27,7 @@ from ...autograd.grad_mode import STATE
 from ...autograd.graph import SavedOutput, needs_grad, record
 from .activation import _row_max, _row_sum, softmax
 from .dropout import dropout
+from .linear import linear
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -205,8 +206,6 @@ def _attention_grads_graph(g: Tensor, query: Tensor, key: Tensor, value: Tensor,
 
 def _linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     """``F.linear`` (torch's multi-head attention projects with it: one ``addmm`` node)."""
-    from ..functional import linear  # (nn.functional imports this module)
-
     return linear(x, w, b)
 
 
