@@ -20,6 +20,12 @@ __all__ = ["equal", "close", "same_shape", "raised", "true", "reason_zh", "RULE_
 RULE_BROKEN = ("your code calls mytorch's own", "this exercise does not allow calling")
 NOT_DONE = ("NotImplementedError", "请完成这个练习")
 
+#: The verdict of a test whose piece is still the stub: what is wrong and what to do (make check's
+#: table, the gradebook and the feedback all show this one line).
+STUB_MESSAGE = ("还没完成：把这道题里的 `raise NotImplementedError(...)` 换成你的代码 / not done yet "
+                "(NotImplementedError): replace the exercise's `raise NotImplementedError(...)` with "
+                "your code")
+
 
 def not_own_work(status: str, *texts: str) -> bool:
     """Whether a failed test's messages say its piece is not the student's own work: a stub, a

@@ -92,7 +92,7 @@ def test_feedback_is_bilingual_and_hides_hidden_tests(graded: tuple[Path, Path])
     corrupt = (out / "feedback" / "corrupt.md").read_text(encoding="utf-8")
     assert "bad JSON" in corrupt
     empty = (out / "feedback" / "empty.md").read_text(encoding="utf-8")  # stubs: what to do about them
-    assert empty.count("not done yet: replace the exercise's `raise NotImplementedError(...)`") == 3, empty
+    assert empty.count("not done yet (NotImplementedError): replace the exercise's `raise NotImplementedError(...)`") == 3, empty
 
 
 def test_rerun_is_identical_and_resumes(graded: tuple[Path, Path], tmp_path: Path) -> None:

@@ -440,7 +440,7 @@ def _judge_cell(result: TestResult, ref_checks: list[list], checks: list[list], 
     elif error:
         name, message = (list(error) + ["", ""])[:2]
         if name == "NotImplementedError":
-            result.status, result.message = "failed", "not done yet (NotImplementedError)"
+            result.status, result.message = "failed", verdict.STUB_MESSAGE
         else:
             result.status, result.message = "error", f"{name}: {str(message)[:200]}"
     elif len(checks) != len(wanted):

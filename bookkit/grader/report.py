@@ -27,6 +27,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bookkit import verdict
 from bookkit.grader.protocol import TestResult
 from bookkit.grader.records import printable
 
@@ -226,11 +227,6 @@ def _block(text: str, indent: str = "  ") -> list[str]:
     return [indent + fence + "text"] + [indent + line for line in lines] + [indent + fence]
 
 
-#: What a stub's row says, and what to do about it.
-_NOT_DONE = ("还没完成：把这道题里的 `raise NotImplementedError(...)` 换成你的代码 / not done yet: replace "
-             "the exercise's `raise NotImplementedError(...)` with your code")
-
-
 def _fix_hint(t: TestResult) -> str:
     """One short line on what to fix in a test, from what the feedback may show (never the message
     of the run with hidden tests, which values from a hidden test could reach)."""
@@ -239,13 +235,13 @@ def _fix_hint(t: TestResult) -> str:
         return _one_line(t.message)
     if t.error:
         first = t.error.splitlines()[0]
-        return _NOT_DONE if first.startswith("NotImplementedError") else _code(first)
+        return verdict.STUB_MESSAGE if first.startswith("NotImplementedError") else _code(first)
     if failed:
         line = failed[0]
         why = f": {md_text(line.why)}" if line.why else ""
         return f"{md_text(line.what_zh)} / {md_text(line.what_en)}{why}"
-    if t.message == "not done yet (NotImplementedError)":
-        return _NOT_DONE
+    if t.message == verdict.STUB_MESSAGE:
+        return verdict.STUB_MESSAGE
     if t.hidden == "failed":
         return "隐藏测试未通过 / the hidden tests failed"
     return "见下文 / see the details below"
