@@ -360,3 +360,113 @@ def test_getitem_node_names(key: str) -> None:
         return y, x.grad
 
     assert _outcome(mytorch, case) == _outcome(torch, case)
+
+
+# ============================================================================ rrelu
+X = [-3.0, -1.5, -0.25, -0.0, 0.0, 0.5, 2.0]
+EVAL: dict[str, Callable] = {
+    "F.rrelu": lambda lib, x: lib.nn.functional.rrelu(x),
+    "F.rrelu_bounds": lambda lib, x: lib.nn.functional.rrelu(x, 0.05, 0.6, False),
+    "F.rrelu_keywords": lambda lib, x: lib.nn.functional.rrelu(x, upper=0.5, training=False),
+    "F.rrelu_inplace": lambda lib, x: lib.nn.functional.rrelu(x * 1, inplace=True),
+    "F.rrelu_": lambda lib, x: lib.nn.functional.rrelu_(x * 1, 0.2, 0.4),
+    "torch.rrelu": lambda lib, x: lib.rrelu(x, 0.1, 0.2),
+    "torch.rrelu_": lambda lib, x: lib.rrelu_(x * 1),
+    "module_eval": lambda lib, x: lib.nn.RReLU(0.1, 0.3).eval()(x),
+    "module_eval_inplace": lambda lib, x: lib.nn.RReLU(inplace=True).eval()(x * 1),
+    "equal_bounds": lambda lib, x: lib.nn.functional.rrelu(x, 0.3, 0.3, True),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(EVAL))
+def test_rrelu_eval_like_torch(name: str, dtype: str) -> None:
+    """Without training rrelu is leaky_relu with slope (lower + upper) / 2: values, gradients
+    (first and second) and node names are torch's."""
+    def case(lib: Any) -> Any:
+        x = lib.tensor(X, dtype=getattr(lib, dtype), requires_grad=True)
+        y = EVAL[name](lib, x)
+        w = lib.linspace(0.5, 2.0, len(X), dtype=x.dtype)
+        g, = lib.autograd.grad((y * w).sum(), x, create_graph=True)
+        return y, g, g.grad_fn
+
+    assert _outcome(mytorch, case) == _outcome(torch, case)
+
+
+ERRS: dict[str, Callable] = {
+    "bounds_eval": lambda lib: lib.nn.functional.rrelu(lib.ones(2), 0.5, 0.1),
+    "bounds_training": lambda lib: lib.nn.functional.rrelu(lib.ones(2), 0.5, 0.1, True),
+    "bounds_before_dtype": lambda lib: lib.nn.functional.rrelu(lib.ones(2, dtype=lib.long), 0.5,
+                                                               0.1),
+    "long_eval": lambda lib: lib.nn.functional.rrelu(lib.ones(2, dtype=lib.long)),
+    "long_training": lambda lib: lib.nn.functional.rrelu(lib.ones(2, dtype=lib.long),
+                                                         training=True),
+    "leaf_inplace": lambda lib: lib.nn.functional.rrelu(lib.ones(2, requires_grad=True),
+                                                        inplace=True),
+    "empty": lambda lib: lib.nn.functional.rrelu(lib.empty(0), training=True),
+    "zero_dim": lambda lib: lib.nn.functional.rrelu(lib.tensor(-2.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRS))
+def test_rrelu_errors_and_edges_like_torch(name: str) -> None:
+    assert _outcome(mytorch, ERRS[name]) == _outcome(torch, ERRS[name])
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_rrelu_training_draws_a_slope_per_negative_element(inplace: bool) -> None:
+    lower, upper = 0.1, 0.3
+    x0 = mytorch.tensor([-4.0, -1.0, -0.5, 0.0, 1.0, 3.0] * 50, requires_grad=True)
+    x = x0 * 1 if inplace else x0
+    y = mytorch.nn.functional.rrelu(x, lower, upper, training=True, inplace=inplace)
+    assert y.grad_fn.name() == ("RreluWithNoiseBackward1" if inplace else
+                                "RreluWithNoiseBackward0")
+    y.sum().backward()
+    xs, ys, gs = x0.detach().numpy(), y.detach().numpy(), x0.grad.numpy()
+    neg, pos = xs < 0, xs > 0
+    slopes = ys[neg] / xs[neg]
+    assert ((slopes >= lower) & (slopes <= upper)).all()
+    assert len(np.unique(slopes)) > 100                    # drawn per element
+    np.testing.assert_allclose(gs[neg], slopes, rtol=1e-6)  # the gradient is the drawn slope
+    assert (ys[pos] == xs[pos]).all() and (gs[pos] == 1).all()
+    zero = xs == 0                                          # x = 0 draws a slope too (as torch)
+    assert (ys[zero] == 0).all() and ((gs[zero] >= lower) & (gs[zero] <= upper)).all()
+
+
+def test_rrelu_training_is_reproducible() -> None:
+    x = mytorch.linspace(-2, 2, 41)
+    mytorch.manual_seed(3)
+    a = mytorch.nn.functional.rrelu(x, training=True)
+    m = mytorch.nn.RReLU()
+    b = m(x)
+    mytorch.manual_seed(3)
+    assert mytorch.equal(a, mytorch.nn.functional.rrelu(x, training=True))
+    assert mytorch.equal(b, m(x)) and not mytorch.equal(a, b)
+    g1, g2 = mytorch.Generator().manual_seed(7), mytorch.Generator().manual_seed(7)
+    assert mytorch.equal(mytorch.rrelu(x, training=True, generator=g1),
+                         mytorch.rrelu(x, training=True, generator=g2))
+    assert mytorch.equal(m.eval()(x), mytorch.nn.functional.leaky_relu(x, (1 / 8 + 1 / 3) / 2))
+
+
+def test_rrelu_module_like_torch() -> None:
+    def case(lib: Any) -> Any:
+        mods = [lib.nn.RReLU(), lib.nn.RReLU(0.1, 0.3, True), lib.nn.RReLU(lower=0.1),
+                lib.nn.RReLU(1, 2), lib.nn.RReLU(upper=0.5, inplace=False)]
+        return ([repr(m) for m in mods], type(mods[0]).__constants__, mods[1].training,
+                [(m.lower, m.upper, m.inplace) for m in mods], dict(mods[0].named_parameters()))
+
+    assert _outcome(mytorch, case) == _outcome(torch, case)
+
+
+def test_rrelu_bfloat16_like_torch() -> None:
+    """bfloat16 is computed in float32 and rounded once, as torch's kernel does."""
+    pytest.importorskip("ml_dtypes")
+
+    def case(lib: Any) -> Any:
+        x = lib.tensor(X, dtype=lib.bfloat16)
+        return lib.nn.functional.rrelu(x).float()
+
+    try:
+        assert _outcome(mytorch, case) == _outcome(torch, case)
+    finally:
+        mytorch._bfloat16.uninstall()  # bfloat16's first use wrapped mytorch's ops: unwrap them
