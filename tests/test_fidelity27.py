@@ -25,11 +25,18 @@ def _describe(x: Any) -> Any:
     if isinstance(x, (tuple, list)):
         return type(x).__name__, [_describe(v) for v in x]
     if hasattr(x, "detach") and hasattr(x, "grad_fn"):  # a tensor of either library
-        return (x.detach().numpy().round(5).tolist(), str(x.dtype).split(".")[-1], x.requires_grad,
-                _describe(x.grad_fn))
+        return (_nan_safe(x.detach().numpy().round(5).tolist()), str(x.dtype).split(".")[-1],
+                x.requires_grad, _describe(x.grad_fn))
     if hasattr(x, "next_functions"):  # a node: its name, as the user's repr shows it
         return x.name().rsplit("::", 1)[-1]
     return x
+
+
+def _nan_safe(v: Any) -> Any:
+    """nan compares unequal to itself: spell it out."""
+    if isinstance(v, list):
+        return [_nan_safe(e) for e in v]
+    return "nan" if v != v else v
 
 
 # ============================================================================ no_grad views
@@ -470,3 +477,99 @@ def test_rrelu_bfloat16_like_torch() -> None:
         assert _outcome(mytorch, case) == _outcome(torch, case)
     finally:
         mytorch._bfloat16.uninstall()  # bfloat16's first use wrapped mytorch's ops: unwrap them
+
+
+# ============================================================================ var_mean / std_mean
+MOMENT_ARGS: dict[str, tuple] = {
+    "all": ((), {}), "dim0": ((0,), {}), "dim1_keepdim": ((1,), {"keepdim": True}),
+    "correction0": ((0,), {"correction": 0}), "dims": (([0, 1],), {}),
+    "none_biased": ((None,), {"unbiased": False}), "unbiased_true": ((1,), {"unbiased": True}),
+    "correction2": ((), {"correction": 2}), "positional_unbiased": ((0, False), {}),
+    "positional_keepdim": ((0, True, True), {}), "legacy_bool": ((False,), {}),
+    "negative_dim": ((-1,), {"correction": 0.5, "keepdim": True}),
+}
+
+
+@pytest.mark.parametrize("fname", ["var_mean", "std_mean"])
+@pytest.mark.parametrize("args", sorted(MOMENT_ARGS))
+def test_var_mean_one_node_two_outputs(fname: str, args: str) -> None:
+    def case(lib: Any) -> Any:
+        x = lib.tensor([[0.5, -1.0, 2.0, 3.5], [1.0, 4.0, -2.0, 0.0], [2.5, 2.5, 1.0, -3.0]],
+                       dtype=lib.float64, requires_grad=True)
+        a, kw = MOMENT_ARGS[args]
+        v, m = getattr(lib, fname)(x, *a, **kw)
+        node = v.grad_fn
+        wv = lib.linspace(0.5, 1.5, v.numel(), dtype=x.dtype).reshape(v.shape)
+        g, = lib.autograd.grad((v * wv).sum() + (m * 2).sum(), x, create_graph=True)
+        gv, = lib.autograd.grad(v.sum(), x, retain_graph=True)
+        gm, = lib.autograd.grad(m.sum(), x)
+        return (v, m, node, m.grad_fn is node, v.output_nr, m.output_nr,
+                [f[0].name() for f in node.next_functions], g, gv, gm, g.grad_fn,
+                [f[0] is None or f[0].name() for f in g.grad_fn.next_functions])
+
+    a, b = _outcome(mytorch, case), _outcome(torch, case)
+    assert a[1][2:] == b[1][2:]                       # nodes, names and structure
+    for (x, *ra), (y, *rb) in zip(a[1][:2] + a[1][7:10], b[1][:2] + b[1][7:10]):
+        np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12)
+        assert ra == rb
+
+
+def test_var_mean_without_grad_and_float32() -> None:
+    def case(lib: Any) -> Any:
+        x = lib.linspace(-3, 5, 24).reshape(2, 3, 4)
+        return (lib.var_mean(x, (0, 2)), lib.std_mean(x, 1, keepdim=True),
+                x.var(1), x.std(), lib.std_mean(x.double(), correction=0))
+
+    assert _outcome(mytorch, case) == _outcome(torch, case)
+
+
+def test_var_mean_complex_is_real_variance_complex_mean() -> None:
+    def case(lib: Any) -> Any:
+        c = lib.tensor([1 + 1j, 2 - 1j, 0.5j, -1.5 + 0.25j], requires_grad=True)
+        v, m = lib.var_mean(c)
+        v.backward()
+        return v, m, lib.std_mean(c.detach(), 0, correction=0), lib.var(c.detach()), c.grad
+
+    assert _outcome(mytorch, case) == _outcome(torch, case)
+
+
+MOMENT_ERRORS: dict[str, Callable] = {
+    "var_mean_long": lambda lib: lib.var_mean(lib.ones(2, dtype=lib.long)),
+    "std_mean_long": lambda lib: lib.std_mean(lib.ones(2, dtype=lib.long)),
+    "var_long": lambda lib: lib.var(lib.ones(2, dtype=lib.long)),
+    "std_bool": lambda lib: lib.ones(2, dtype=lib.bool).std(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MOMENT_ERRORS))
+def test_var_mean_errors_like_torch(name: str) -> None:
+    assert _outcome(mytorch, MOMENT_ERRORS[name]) == _outcome(torch, MOMENT_ERRORS[name])
+
+
+DOF_CASES: dict[str, Callable] = {
+    "var_mean_one": lambda lib: lib.var_mean(lib.ones(1)),
+    "std_mean_dim": lambda lib: lib.std_mean(lib.ones(3, 1), 1),
+    "var": lambda lib: lib.var(lib.ones(1)),
+    "std_method": lambda lib: lib.ones(1).std(0),
+    "correction_too_big": lambda lib: lib.var_mean(lib.ones(2, 3), 1, correction=3),
+    "empty": lambda lib: lib.var_mean(lib.ones(0)),
+    "empty_output": lambda lib: lib.var_mean(lib.ones(0, 3), 1),
+    "empty_dim": lambda lib: lib.var_mean(lib.ones(3, 0), 1),
+    "fine": lambda lib: lib.var_mean(lib.ones(3), correction=2.5),
+    "biased_one": lambda lib: lib.var(lib.ones(1), unbiased=False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DOF_CASES))
+def test_degrees_of_freedom_warning_like_torch(name: str) -> None:
+    import warnings
+
+    def caught(lib: Any) -> Any:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            out = _outcome(lib, DOF_CASES[name])
+        here = [x for x in w if "degrees of freedom" in str(x.message)]
+        return (out, [str(x.message).split(" (Triggered")[0] for x in here],
+                [x.filename == __file__ for x in here])
+
+    assert caught(mytorch) == caught(torch)
