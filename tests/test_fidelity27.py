@@ -107,6 +107,7 @@ INPLACE: dict[str, Callable] = {
     "setitem_list": lambda lib, v: v.__setitem__([0], 5.0),
     "setitem_none": lambda lib, v: v.__setitem__(None, 5.0),
     "view_of_view_add_": lambda lib, v: v[:1].add_(1),
+    "setitem_grad_value": lambda lib, v: v.__setitem__(0, lib.ones((), requires_grad=True)),
 }
 
 
@@ -126,6 +127,17 @@ def test_no_grad_view_inplace_allowed_in_no_grad(op: str) -> None:
         with lib.no_grad():
             INPLACE[op](lib, v.detach() if op == "add_grad_tensor" else v)
         return y
+
+    assert _outcome(mytorch, case) == _outcome(torch, case)
+
+
+@pytest.mark.parametrize("key", [0, slice(0, 1), [0]], ids=["int", "slice", "list"])
+def test_no_grad_view_of_a_plain_tensor_set_from_a_grad_value(key: Any) -> None:
+    def case(lib: Any) -> Any:
+        a = lib.ones(3)
+        with lib.no_grad():
+            v = a[:2]
+        v[key] = lib.ones((), requires_grad=True)
 
     assert _outcome(mytorch, case) == _outcome(torch, case)
 
@@ -332,6 +344,8 @@ SPLIT_INPLACE: dict[str, Callable] = {
     "value_requires_grad": lambda lib, s: s[0].__setitem__(0, lib.ones(3, requires_grad=True)),
     "split_in_no_grad_then_setitem": lambda lib, s: _no_grad_split_setitem(lib),
     "nothing_requires_grad": lambda lib, s: lib.ones(4, 3).split(2)[0].__setitem__(0, 5.0),
+    "only_the_value_requires_grad": lambda lib, s: lib.ones(4, 3).split(2)[0].__setitem__(
+        (slice(None), 0), lib.ones((), requires_grad=True)),
 }
 
 

@@ -409,7 +409,8 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value``: write in place (value broadcast and cast to ``x``'s dtype)."""
     k = _parse_key(self, key)
     if k.op and self._view_meta and needs_grad(self, value):
-        check_inplace(self, k.op)  # torch writes through the view x[key]: its message names it
+        # torch writes through the view x[key]: its message names it if autograd recorded it
+        check_inplace(self, k.op if self._requires_grad else None)
     if 0 in self._data.strides:  # an expanded tensor: is the written-to part overlapping?
         if k.adv is None:
             check_no_overlap(_index_with(self.detach(), k))
