@@ -40,7 +40,7 @@ __rmatmul__
 exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan tanh sinh cosh asin acos atan asinh
 acosh atanh arcsin arccos arctan sigmoid logit erf erfc erfinv lgamma digamma atan2 clamp clip
 lerp softmax log_softmax
-gelu silu elu selu celu leaky_relu softplus mish hardswish hardsigmoid logsigmoid tanhshrink
+gelu silu elu selu celu leaky_relu rrelu softplus mish hardswish hardsigmoid logsigmoid tanhshrink
 softsign layer_norm group_norm batch_norm instance_norm rms_norm linear bilinear conv1d conv2d
 conv3d conv_transpose1d conv_transpose2d conv_transpose3d max_pool1d max_pool2d avg_pool1d
 avg_pool2d adaptive_avg_pool1d adaptive_avg_pool2d adaptive_max_pool2d mse_loss l1_loss

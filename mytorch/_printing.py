@@ -223,6 +223,9 @@ def tensor_repr(t: Any) -> str:
         body = _body(arr, indent)
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif getattr(t._acc_node, "version", t._version) != t._version:
+        # a view made in no_grad mode whose base has changed since: torch cannot say its grad_fn
+        suffixes.append("grad_fn=<Invalid>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _with_suffixes(prefix + body, suffixes, indent)

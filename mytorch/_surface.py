@@ -20,6 +20,7 @@ from . import _creation, _dtype
 from ._storage import TypedStorage, UntypedStorage
 from ._tensor import Tensor
 from .nn import functional as F
+from .nn._functional import activation as _act
 
 __all__ = ["bind_torch_functions"]
 
@@ -203,6 +204,19 @@ def block_diag(*tensors: Tensor) -> Tensor:
     return out
 
 
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          generator: Any = None) -> Tensor:
+    """``torch.rrelu``: ``nn.functional.rrelu`` with a ``generator=`` for the training slopes."""
+    return _act._rrelu(input, lower, upper, training, generator)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+           generator: Any = None) -> Tensor:
+    """``torch.rrelu_``: in-place :func:`rrelu`."""
+    return _act._rrelu_inplace(input, lower, upper, training, generator,
+                               node="RreluWithNoiseBackward1")
+
+
 _TENSOR_AND_TORCH = {
     "hsplit": _directional_split("hsplit", 1, 1), "vsplit": _directional_split("vsplit", 0, 2),
     "dsplit": _directional_split("dsplit", 2, 3), "split_with_sizes": split_with_sizes,
@@ -214,7 +228,7 @@ _TENSOR_AND_TORCH = {
     "logaddexp2": logaddexp2,
 }
 _TORCH_ONLY = {"cdist": cdist, "isin": isin, "cartesian_prod": cartesian_prod,
-               "block_diag": block_diag}
+               "block_diag": block_diag, "rrelu": rrelu, "rrelu_": rrelu_}
 
 
 def bind_torch_functions(namespace: dict) -> None:

@@ -117,8 +117,9 @@ class Tensor(metaclass=_TensorMeta):
     # ``autograd.Function`` that returns several tensors (set per instance there).
     _output_nr = 0
     # How a view was made, for torch's refusals of in-place changes (``autograd.views``): "" (an
-    # ordinary view), "multi_output" (an output of split/chunk/unbind made in grad mode) or
-    # "no_grad" (made in no_grad mode); a view of such a view inherits it.
+    # ordinary view), "multi_output" (an output of split/chunk/unbind made in grad mode),
+    # "no_grad" or "inference" (made in that mode), "custom_function" (made by a custom
+    # Function's forward, one of its outputs); a view of such a view inherits it.
     _view_meta = ""
     # NumPy must hand mixed expressions (ndarray * Tensor) to our reflected operators.
     __array_ufunc__ = None
@@ -500,6 +501,10 @@ class Tensor(metaclass=_TensorMeta):
         if value and self._inference and not STATE.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                "InferenceMode is not allowed.")
+        if self._acc_node.__class__ is NoAccumulator:  # it requires grad through its base
+            if value:  # now of its own: its gradient goes to its .grad
+                self._acc_node = None
+            return
         self._requires_grad = _py_bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
@@ -695,8 +700,27 @@ def make_view(base: Tensor, arr: Any) -> Tensor:
         if base._view_meta:
             t._view_meta = base._view_meta
     else:
-        t._view_meta = "no_grad"
+        t._view_meta = "inference" if STATE.inference else "no_grad"
+        if t._base._requires_grad:  # torch: it requires grad, through its base (see NoAccumulator)
+            t._requires_grad = True
+            t._acc_node = NoAccumulator(t._vc.value)
     return t
+
+
+class NoAccumulator:
+    """The ``_acc_node`` of a view made in no_grad (or inference) mode of a base that requires
+    grad. torch says such a view requires grad (its base does), yet it is a leaf with no
+    ``AccumulateGrad``: the gradients that reach it go nowhere. ``version`` is its memory's
+    version when it was made: once the base or a view of it has changed in place, using the view
+    in a recorded op is an error (``autograd.node.accumulate_node``)."""
+
+    __slots__ = ("version",)
+
+    def __init__(self, version: int) -> None:
+        self.version = version
+
+    def __call__(self) -> None:  # read like the weak reference to an AccumulateGrad it stands for
+        return None
 
 
 def _rebuild(arr: np.ndarray, dev: str, requires_grad: bool) -> Tensor:

@@ -161,7 +161,7 @@ LEFT_OUT: dict[str, tuple[str, str, str]] = {
         feature_dropout_ grid_sampler grid_sampler_2d grid_sampler_3d gru gru_cell
         hinge_embedding_loss instance_norm kl_div lstm lstm_cell margin_ranking_loss
         native_batch_norm native_dropout native_group_norm native_layer_norm poisson_nll_loss
-        rms_norm rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell rrelu rrelu_
+        rms_norm rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell
         triplet_margin_loss bilinear dropout_ adaptive_max_pool1d""",
         "",
     ),

@@ -37,6 +37,8 @@ TEMPLATES: dict[tuple[str, str], list[str]] = {
     ("_ops/pointwise.py", 'f"{name.capitalize()}Backward0"'): ["FloorBackward0", "CeilBackward0",
                                                                "TruncBackward0"],
     ("_ops/reduction.py", 'f"{name}Backward0"'): ["VarBackward0"],
+    ("_ops/indexing.py", 'f"{k.op}Backward0"'): ["SelectBackward0", "SliceBackward0",
+                                                 "UnsqueezeBackward0"],
     ("_ops/reduction.py", 'f"{name.title()}Backward0"'): ["MaxBackward0", "MinBackward0"],
     ("nn/_functional/pooling.py", 'f"MaxPool{d}DWithIndicesBackward0"'): [
         "MaxPool1DWithIndicesBackward0", "MaxPool2DWithIndicesBackward0",
@@ -123,8 +125,6 @@ def second(op: Callable) -> Callable:
 # mytorch records a different node name than torch here (the gradients are still checked):
 # reported to the owners of these ops.
 NAME_DIFFERS = {
-    ("SelectBackward0", 1): "x[1] records SliceBackward0 (indexing.py); torch: SelectBackward0",
-    ("AliasBackward0", 0): "x[...] records SliceBackward0 (indexing.py); torch: AliasBackward0",
     ("VdotBackward0", 0): "real vdot records DotBackward0 (linalg.py); torch: VdotBackward0",
     ("MaxPoolBackwardBackward0", 0): "double backward of max_pool2d records "
                                      "MaxPool2DWithIndicesBackward0 (nn/_functional/pooling.py); "
@@ -245,6 +245,11 @@ CASES: dict[str, list[G]] = {
     "VarBackward0": [G(lambda t, a: a.var(1), [R(2, 4)]),
                      G(lambda t, a: a.var(0, correction=0, keepdim=True), [R(3, 2)])],
     "StdBackward0": [G(lambda t, a: a.std(1), [R(2, 4)])],
+    "VarMeanBackward0": [G(lambda t, a: t.var_mean(a, 1), [R(2, 4)]),
+                         G(lambda t, a: t.var_mean(a, 0, correction=0, keepdim=True), [R(3, 2)]),
+                         G(lambda t, a: t.var_mean(a)[1], [R(2, 3)])],
+    "StdMeanBackward0": [G(lambda t, a: t.std_mean(a, 1), [R(2, 4)]),
+                         G(lambda t, a: t.std_mean(a, (0, 1), correction=2)[0], [R(2, 3)])],
     "MaxBackward0": [G(lambda t, a: a.max(1).values, [D(2, 3)])],
     "MinBackward0": [G(lambda t, a: a.min(0, keepdim=True).values, [D(2, 3)])],
     "MaxBackward1": [G(lambda t, a: a.max(), [D(2, 3)])],
@@ -416,6 +421,9 @@ CASES: dict[str, list[G]] = {
     "EluBackward0": [G(lambda t, a: nnf(t).elu(a), [R(4)])],
     "EluBackward1": [G(lambda t, a: nnf(t).elu_(a * 1, 0.7), [R(4)])],
     "LeakyReluBackward1": [G(lambda t, a: nnf(t).leaky_relu_(a * 1, 0.1), [R(4)])],
+    "RreluWithNoiseBackward0": [G(lambda t, a: nnf(t).rrelu(a, 0.1, 0.4), [R(5)])],
+    "RreluWithNoiseBackward1": [G(lambda t, a: nnf(t).rrelu_(a * 1), [R(5)])],
+    "RreluWithNoiseBackwardBackward0": [G(second(lambda t, x: nnf(t).rrelu(x)), [R(3)])],
     "CeluBackward0": [G(lambda t, a: nnf(t).celu(a, 0.7), [R(4)])],
     "CeluBackward1": [G(lambda t, a: nnf(t).celu_(a * 1, 0.7), [R(4)])],
     "HardshrinkBackward0": [G(lambda t, a: nnf(t).hardshrink(a, 0.3), [R(5)])],

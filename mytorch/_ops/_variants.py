@@ -50,14 +50,12 @@ def inplace(self: Tensor, res: Any, name: str, inputs: tuple, backward: Any,
 
     ``saved``: tensors other than ``self`` that ``backward`` reads (self's old value is gone).
     """
-    if needs_grad(*inputs) and self.grad_fn is None and self._requires_grad:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
+    grad_needed = needs_grad(*inputs)
+    if grad_needed:  # torch's refusals: a leaf that requires grad, a view of one, some views
+        check_inplace(self)
     _check_out_dtype(D._BY_NP[res.dtype], self.dtype)
     _check_shape(self, res.shape)
-    grad_needed = needs_grad(*inputs)
     if grad_needed:
-        check_inplace(self)  # a view of a leaf that requires grad may not change either
         # The old value of self becomes an ordinary input of the new node.
         old = _stand_in(self, self._data)
         inputs = tuple(old if x is self else x for x in inputs)
@@ -110,12 +108,11 @@ def _inplace_version(fn: Callable) -> Callable:
     This is what torch does for in-place ops whose derivative needs the original input.
     """
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        check_no_overlap(self)  # an expanded tensor: torch refuses to write into it
-        if needs_grad(self, *args, *kwargs.values()):
+        grad_needed = needs_grad(self, *args, *kwargs.values())
+        if grad_needed:
             check_inplace(self)
-            res = fn(_snapshot(self), *args, **kwargs)
-        else:
-            res = fn(self, *args, **kwargs)
+        check_no_overlap(self)  # an expanded tensor: torch refuses to write into it
+        res = fn(_snapshot(self) if grad_needed else self, *args, **kwargs)
         _check_out_dtype(res.dtype, self.dtype)
         _check_shape(self, res._data.shape)
         self._data[...] = res._data

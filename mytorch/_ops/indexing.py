@@ -26,7 +26,7 @@ from .._creation import arange
 from .._device import cuda_backend, xp_for
 from .._pieces import piece, pieces
 from .._tensor import Tensor, make_view, tensor_method, wrap
-from ..autograd.graph import SavedOutput, needs_grad, record, sum_to
+from ..autograd.graph import SavedOutput, check_inplace, needs_grad, record, sum_to
 from ._operands import array_on, broadcast_pair, check_same_device, checked_scalar, \
     contiguous_result, check_no_overlap, pointwise_layout, warn_if_expanded, warn_once, wrap_dim
 from ._variants import _cap, _inplace_version, _to_out, inplace
@@ -145,10 +145,11 @@ class _Key:
     array the key is applied to: a backward applies it to a fresh contiguous array whose
     strides are not the forward's (an overlapping ``unfold`` view, say)."""
 
-    __slots__ = ("basic", "adv", "strides")
+    __slots__ = ("basic", "adv", "strides", "op")
 
-    def __init__(self, basic: tuple, adv: tuple | None, strides: list) -> None:
+    def __init__(self, basic: tuple, adv: tuple | None, strides: list, op: str | None) -> None:
         self.basic, self.adv, self.strides = basic, adv, strides
+        self.op = op  # torch's last view op for the basic part ("Select"...), None if it makes none
 
     def view(self, arr: Any) -> Any:
         out = arr[self.basic]
@@ -280,7 +281,7 @@ def _check_second_ellipsis(items: list, kinds: list, ndim: int) -> None:
 def _parse_key(t: Tensor, key: Any) -> _Key:
     """Translate a torch index key into a :class:`_Key` for ``t``; raise torch's errors."""
     if type(key) is int and t._data.ndim and -t._data.shape[0] <= key < t._data.shape[0]:
-        return _Key((key, Ellipsis), None, [])  # the commonest key, x[i]: skip the general walk
+        return _Key((key, Ellipsis), None, [], "Select")  # the commonest key, x[i]: no walk
     if not isinstance(key, tuple):
         key = tuple(key) if isinstance(key, list) and _is_tuple_like(key) else (key,)
     arr = t._data
@@ -298,16 +299,19 @@ def _parse_key(t: Tensor, key: Any) -> _Key:
     orig = 0            # next dim of the original tensor
     rdim = 0            # next dim of the basic view
     seen_ellipsis = False
+    op = None           # torch's last view op: it selects, slices, unsqueezes in key order
     for kind, v, n in items:
         if kind == "int":
             size = shape[orig]
             if not -size <= v < size:
                 raise IndexError(f"index {v} is out of bounds for dimension {orig} with size {size}")
             basic.append(v)
-            orig += 1
+            orig, op = orig + 1, "Select"
         elif kind == "slice":
             if v.step is not None and v.step != 1:
                 fixes.append((rdim, orig, v.step.__index__()))
+            if not _whole(v, shape[orig]):  # torch skips a slice that keeps the whole dim
+                op = "Slice"
             basic.append(v)
             adv.append(_ALL)
             orig, rdim = orig + 1, rdim + 1
@@ -316,7 +320,7 @@ def _parse_key(t: Tensor, key: Any) -> _Key:
             fixes.append((rdim, orig, None))
             basic.append(None)
             adv.append(_ALL)
-            rdim += 1
+            rdim, op = rdim + 1, "Unsqueeze"
         elif kind == "ellipsis":
             k = 0 if seen_ellipsis else ndim - specified
             seen_ellipsis = True
@@ -326,7 +330,7 @@ def _parse_key(t: Tensor, key: Any) -> _Key:
         elif kind == "bool":
             basic.append(None)
             adv.append(v)
-            rdim += 1
+            rdim, op = rdim + 1, "Unsqueeze"
         elif kind == "index":
             basic.append(_ALL)
             adv.append(v)
@@ -342,7 +346,14 @@ def _parse_key(t: Tensor, key: Any) -> _Key:
             orig, rdim = orig + n, rdim + n
     basic.append(Ellipsis)  # keeps a full integer index a 0-dim *view*, not a NumPy scalar
     has_adv = any(a is not _ALL for a in adv)
-    return _Key(tuple(basic), tuple(adv) if has_adv else None, fixes)
+    return _Key(tuple(basic), tuple(adv) if has_adv else None, fixes, op)
+
+
+def _whole(s: slice, size: int) -> bool:
+    """Does ``s`` keep a whole dim of ``size`` as it is (``:``, ``0:``, ``0:size``)? torch's
+    indexing then makes no slice."""
+    return (s.start is None or s.start.__index__() == 0) and (s.step is None or s.step == 1) \
+        and (s.stop is None or s.stop.__index__() >= size)
 
 
 def _index_with(t: Tensor, k: _Key) -> Tensor:
@@ -356,12 +367,8 @@ def _index_with(t: Tensor, k: _Key) -> Tensor:
         shape = arr.shape
         if k.adv is not None:
             name = "IndexBackward0"
-        else:  # torch names the node after the last basic step: x[0] selects, x[1:] slices
-            steps = [b for b in k.basic if b is not Ellipsis and b is not None]
-            if not steps:
-                name = "UnsqueezeBackward0" if None in k.basic else "AliasBackward0"
-            else:
-                name = "SliceBackward0" if isinstance(steps[-1], slice) else "SelectBackward0"
+        else:  # torch names the node after its last view op: x[0] selects, x[1:] slices
+            name = f"{k.op}Backward0" if k.op else "AliasBackward0"
         record(name, res, (t,),
                lambda g: (_index_backward(g, k, shape),))
     return res
@@ -392,12 +399,18 @@ def _zero_slot(g: Tensor, k: _Key) -> Tensor:
 
 def _getitem(self: Tensor, key: Any) -> Tensor:
     """``x[key]`` like torch: ints, slices (step > 0), None, ..., bools, index tensors, masks."""
-    return _index_with(self, _parse_key(self, key))
+    k = _parse_key(self, key)
+    if key.__class__ is slice:  # torch's x[a:b] slices even a whole dim (x[a:b, ...] does not)
+        k.op = "Slice"
+    return _index_with(self, k)
 
 
 def _setitem(self: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value``: write in place (value broadcast and cast to ``x``'s dtype)."""
     k = _parse_key(self, key)
+    if k.op and self._view_meta and needs_grad(self, value):
+        # torch writes through the view x[key]: its message names it if autograd recorded it
+        check_inplace(self, k.op if self._requires_grad else None)
     if 0 in self._data.strides:  # an expanded tensor: is the written-to part overlapping?
         if k.adv is None:
             check_no_overlap(_index_with(self.detach(), k))
@@ -844,7 +857,7 @@ def _pad_like(g: Tensor, shape: tuple) -> Tensor:
     "invalid gradient" there instead.)"""
     if tuple(g.shape) == shape:
         return g
-    corner = _Key(tuple(slice(0, n) for n in g.shape) + (Ellipsis,), None, [])
+    corner = _Key(tuple(slice(0, n) for n in g.shape) + (Ellipsis,), None, [], "Slice")
     return _index_backward(g, corner, shape)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from .._device import xp_for
 from .._pieces import piece, pieces
 from .._tensor import Tensor, _c_name, tensor_method, wrap
 from ..autograd.grad_mode import STATE
-from ..autograd.graph import SavedOutput, needs_grad, record, sum_to
+from ..autograd.graph import SavedOutput, needs_grad, record, record_outputs, sum_to
 from ..autograd.piece_op import as_op
 from ._operands import contiguous_result, preserve_layout, quiet, quietly, size_args, wrap_dim, wrap_dims
 from ._variants import _cap, _inplace_version
@@ -276,13 +277,13 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
 
 
 # ============================================================================ variance
-def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple[Any, float]:
+def _correction(fname: str, dim: Any, unbiased: Any, correction: Any) -> tuple[Any, float]:
     """Untangle torch's var/std overloads: ``(x, dim, unbiased, keepdim)``, ``(x, unbiased)``,
     ``(x, dim, *, correction=, keepdim=)``. Returns ``(dim, correction)``."""
     if isinstance(dim, builtins.bool):  # var(x, True): the legacy (input, unbiased) overload
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
-        raise TypeError("var() received an invalid combination of arguments: pass either "
+        raise TypeError(f"{fname}() received an invalid combination of arguments: pass either "
                         "unbiased= or correction=, not both")
     if correction is None:
         correction = 0 if unbiased is False else 1
@@ -295,18 +296,22 @@ def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple[Any, float]:
 _CPU_ACCUMULATOR = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32}
 
 
-def _moments(name: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
-             correction: Any, root: bool = False) -> tuple[Tensor, Tensor]:
-    """(variance, mean) of ``input`` over ``dim`` with ``correction`` (1 = Bessel's, unbiased);
-    with ``root``, (standard deviation, mean), one ``StdBackward0`` node as in torch.
+def _moments(fname: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
+             correction: Any) -> tuple[Tensor, Tensor]:
+    """(variance or standard deviation, mean) of ``input`` over ``dim`` with ``correction``
+    (1 = Bessel's, unbiased), for ``fname`` var, std, var_mean or std_mean: one node as in
+    torch (``VarBackward0``, ``StdBackward0``; ``VarMeanBackward0``... with two outputs).
 
     torch's CPU kernel sums float32 (half) data in double (float) and rounds the result once.
     The same sums in float32 differ from it by a rounding, except where a squared deviation
     overflows or underflows: then (a variance that is not finite or below the smallest normal
-    number) the sums are done again in double, and the deviation of [1e30, -1e30, 0] is 1e30."""
+    number) the sums are done again in double, and the deviation of [1e30, -1e30, 0] is 1e30.
+    A complex input has a real variance (of ``|x - mean|``) and a complex mean."""
     if input.dtype._cat < D._FLOAT:
-        raise RuntimeError("std and var only support floating point and complex dtypes")
-    dim, c = _correction(dim, unbiased, correction)
+        raise RuntimeError(f"{'std and var' if fname in ('var', 'std') else fname} only support "
+                           "floating point and complex dtypes")
+    root, with_mean = fname.startswith("std"), fname.endswith("_mean")
+    dim, c = _correction(fname, dim, unbiased, correction)
     arr = input._data
     axes = _axes(dim, arr.ndim)
     n = _count(arr.shape, axes)
@@ -314,7 +319,10 @@ def _moments(name: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
 
     def spread(x: Any, m: Any) -> Any:
         dev = x - m
-        np.multiply(dev, dev, out=dev)  # in place: one temporary array, like np.var
+        if dev.dtype.kind == "c":  # |dev|**2
+            dev = dev.real * dev.real + dev.imag * dev.imag
+        else:
+            np.multiply(dev, dev, out=dev)  # in place: one temporary array, like np.var
         return dev.sum(axis=axes, keepdims=keepdim) / dof
 
     with quiet():  # no warning for 0/0 or overflow: torch answers nan / inf silently
@@ -330,53 +338,71 @@ def _moments(name: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
             var = spread(wide, wm)
         if root:
             var = np.sqrt(var)
-        var = var.astype(arr.dtype, copy=False)
+        var = var.astype(info.dtype, copy=False)  # (complex: the real dtype of its parts)
+    if (n if var.size else 0) - c <= 0:  # torch: input numel / output numel, 0 for no output
+        warnings.warn(f"{fname}(): degrees of freedom is <= 0. Correction should be strictly "
+                      "less than the reduction factor (input numel divided by output numel).",
+                      stacklevel=4)  # (the user, numpy_names, var)
     v = wrap(contiguous_result(var), input._device)
     mean_ = wrap(contiguous_result(m if keepdim or arr.ndim == 0 else m.reshape(var.shape)),
                  input._device)
-    if needs_grad(input):
-        nd = arr.ndim
+    if not needs_grad(input):
+        return v, mean_
+    nd, shape, src_dt = arr.ndim, tuple(arr.shape), input.dtype
 
-        def d_var(g: Tensor) -> Tensor:
-            centred = input - input.mean(axes, keepdim=True)
-            return _unreduce(g, axes, keepdim, nd) * centred * (2.0 / dof if dof else math.inf)
+    def d_var(g: Tensor) -> Tensor:
+        centred = input - input.mean(axes, keepdim=True)
+        return _unreduce(g, axes, keepdim, nd) * centred * (2.0 / dof if dof else math.inf)
 
-        if root:  # d std = d var / (2 std), 0 where std is 0 (torch's masked_fill)
-            out = SavedOutput(v)
+    out = SavedOutput(v)
 
-            def d_std(g: Tensor) -> tuple:
-                zero = wrap((out.data == 0).astype(out.data.dtype), input._device)
-                return (d_var(g / (out() * 2 + zero) * (1 - zero)),)  # (torch's order)
+    def d_std(g: Tensor) -> Tensor:  # d std = d var / (2 std), 0 where std is 0 (masked_fill)
+        zero = wrap((out.data == 0).astype(out.data.dtype), input._device)
+        return d_var(g / (out() * 2 + zero) * (1 - zero))  # (torch's order)
 
-            record("StdBackward0", v, (input,), d_std, saved=(input, out))
-        else:
-            record(f"{name}Backward0", v, (input,), lambda g: (d_var(g),), saved=(input,))
-        mean_ = mean(input, axes, keepdim)
+    d_spread = d_std if root else d_var
+    saved = (input, out) if root else (input,)
+    if not with_mean:
+        record("StdBackward0" if root else "VarBackward0", v, (input,),
+               lambda g: (d_spread(g),), saved=saved)
+        return v, mean_
+
+    def backward(grads: list) -> tuple:  # torch's var_mean_backward: the spread's part first
+        g_spread, g_mean = grads
+        gx = None if g_spread is None else d_spread(g_spread)
+        if g_mean is not None:
+            gm = _cast_back(_unreduce(g_mean, axes, keepdim, nd).expand(shape)
+                            * (1.0 / n if n else math.nan), src_dt)
+            gx = gm if gx is None else gx + gm
+        return (gx,)
+
+    record_outputs("StdMeanBackward0" if root else "VarMeanBackward0", (v, mean_), (input,),
+                   backward, saved=saved)
     return v, mean_
 
 
 def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
         correction: Any = None) -> Tensor:
     """Variance: ``sum((x - mean)**2) / (n - correction)``; ``correction=1`` (unbiased) by default."""
-    return _moments("Var", input, dim, unbiased, keepdim, correction)[0]
+    return _moments("var", input, dim, unbiased, keepdim, correction)[0]
 
 
 def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
         correction: Any = None) -> Tensor:
     """Standard deviation: the square root of :func:`var`."""
-    return _moments("Var", input, dim, unbiased, keepdim, correction, root=True)[0]
+    return _moments("std", input, dim, unbiased, keepdim, correction)[0]
 
 
 def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
              correction: Any = None) -> tuple[Tensor, Tensor]:
-    """``(var, mean)`` in one pass."""
-    return _moments("Var", input, dim, unbiased, keepdim, correction)
+    """``(var, mean)`` in one pass (one node with two outputs, ``VarMeanBackward0``)."""
+    return _moments("var_mean", input, dim, unbiased, keepdim, correction)
 
 
 def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
              correction: Any = None) -> tuple[Tensor, Tensor]:
-    """``(std, mean)`` in one pass."""
-    return _moments("Var", input, dim, unbiased, keepdim, correction, root=True)
+    """``(std, mean)`` in one pass (one node with two outputs, ``StdMeanBackward0``)."""
+    return _moments("std_mean", input, dim, unbiased, keepdim, correction)
 
 
 # ============================================================================ max / min

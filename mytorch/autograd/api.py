@@ -11,7 +11,7 @@ import warnings
 from typing import Any, Sequence
 
 from .._creation import ones_like, zeros_like
-from .._tensor import Tensor, tensor_method
+from .._tensor import NoAccumulator, Tensor, tensor_method
 from .engine import _accumulate_leaf, run_backward
 
 __all__ = ["backward", "grad"]
@@ -46,7 +46,8 @@ def _make_grads(outputs: list, grad_outputs: list) -> list:
 
 def _check_roots(outs: list) -> None:
     for i, t in enumerate(outs):
-        if not t._requires_grad:
+        # (a view made in no_grad mode requires grad through its base but leads nowhere)
+        if not t._requires_grad or t.grad_fn is None and t._acc_node.__class__ is NoAccumulator:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
                                "grad_fn")
 

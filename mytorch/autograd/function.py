@@ -179,6 +179,8 @@ def _connect(ctx: BackwardCFunction, cls: type, args: tuple, output: Any) -> Any
             continue
         o.grad_fn = ctx
         o._requires_grad = True
+        if o._base is not None and o._view_meta in ("no_grad", "inference"):
+            o._view_meta = "custom_function"  # made by forward: torch refuses in-place changes
         if len(outputs) > 1:
             o._output_nr = i
     # A saved output is kept as a SavedOutput: the output holds ctx (its grad_fn), so holding the

@@ -17,13 +17,13 @@ import re
 import weakref
 from typing import Any, Callable, Sequence
 
-from .._tensor import Tensor, wrap
+from .._tensor import NoAccumulator, Tensor, wrap
 from ..utils.hooks import RemovableHandle
 from .anomaly_mode import _anomaly, _forward_trace
 from .grad_mode import STATE
 
 __all__ = ["Node", "SavedOutput", "AccumulateGrad", "record", "record_outputs", "needs_grad",
-           "accumulate_node", "edge", "adopt_outputs"]
+           "accumulate_node", "edge", "adopt_outputs", "mode_view_refusal"]
 
 BackwardFn = Callable[["Tensor"], Sequence["Tensor | None"]]
 
@@ -321,9 +321,32 @@ def accumulate_node(t: "Tensor") -> AccumulateGrad:
     ref = t._acc_node
     node = ref() if ref is not None else None
     if node is None:
+        if ref.__class__ is NoAccumulator:  # a view made in no_grad mode: its gradient is lost
+            if ref.version != t._vc.value:
+                raise RuntimeError(mode_view_refusal(
+                    t._view_meta, "A view was created in",
+                    "its base or another view of its base has been"))
+            return None
         node = AccumulateGrad(t)
         t._acc_node = weakref.ref(node)
     return node
+
+
+# torch's words for a view made in no_grad or inference mode: where it was made, the mode of
+# the in-place change it refuses, and the block to move both into.
+_MODE_WORDS = {"no_grad": ("no_grad mode", "with grad mode enabled", "no_grad block"),
+               "inference": ("inference mode", "in normal mode", "inference_mode block")}
+
+
+def mode_view_refusal(meta: str, head: str, what: str) -> str:
+    """torch's message refusing an in-place change that involves a view made in no_grad mode
+    (``meta`` "no_grad") or inference mode ("inference"): ``head`` says which view, ``what`` whose
+    change ("is being" for the view's own, or its base's)."""
+    made, now, block = _MODE_WORDS[meta]
+    return (f"{head} {made} and {what} modified inplace {now}. Given that this use case is "
+            "ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+            f"the view and the inplace either both inside the {block} (if you don't want the "
+            "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 
 
 def edge(x: "Tensor") -> tuple:

@@ -11,21 +11,23 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor, wrap
+from .._tensor import NoAccumulator, Tensor, wrap
 from .grad_mode import STATE
-from .node import BackwardFn, Node, edge
+from .node import BackwardFn, Node, accumulate_node, edge, mode_view_refusal
 
 __all__ = ["check_inplace", "rebase_history", "CopySlices"]
 
 
-def check_inplace(t: "Tensor") -> None:
+def check_inplace(t: "Tensor", via: str | None = None) -> None:
     """torch's refusals before an in-place change of ``t`` that autograd records (grad mode on
-    and something involved requires grad)."""
+    and something involved requires grad). ``via``: see :func:`_view_refusal`."""
     if not STATE.enabled:
         return
     base = t._base
     if base is not None and t._view_meta:
-        raise RuntimeError(_view_refusal(t))
+        if via and t._acc_node.__class__ is NoAccumulator:
+            accumulate_node(t)  # torch makes the view ``via`` first: refused if t's base changed
+        raise RuntimeError(_view_refusal(t, via))
     if base is not None and base._requires_grad and base.grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
@@ -37,25 +39,27 @@ def check_inplace(t: "Tensor") -> None:
 _MULTI_OUTPUT = (" This view is the output of a function that returns multiple views. Such "
                  "functions do not allow the output views to be modified inplace. You should "
                  "replace the inplace operation by an out-of-place one.")
-_NO_GRAD = (" Given that this use case is ambiguous and error-prone, it is forbidden. You can "
-            "clarify your code by moving both the view and the inplace either both inside the "
-            "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
-            "want the inplace to be tracked).")
-_CREATED_IN_NO_GRAD = "no_grad mode and is being modified inplace with grad mode enabled."
+_CUSTOM_FUNCTION = (" This view was created inside a custom Function (or because an input was "
+                    "returned as-is) and the autograd logic to handle view+inplace would override "
+                    "the custom backward associated with the custom Function, leading to "
+                    "incorrect gradients. This behavior is forbidden. You can fix this by cloning "
+                    "the output of the custom Function.")
 
 
-def _view_refusal(t: Tensor) -> str:
+def _view_refusal(t: Tensor, via: str | None = None) -> str:
     """torch's message for an in-place change of an output of split/unbind, or of a view made in
-    no_grad mode (``t._view_meta``); it names the view's node without "Backward0"."""
-    fn = t.grad_fn
-    head = f"Output {t._output_nr} of {re.sub(r'Backward[0-9]*$', '', fn.name())} is a view" \
-        if fn is not None else None
-    if t._view_meta == "no_grad":
-        start = f"{head} of a view which was created in" if head else "A view was created in"
-        return f"{start} {_CREATED_IN_NO_GRAD}{_NO_GRAD}"
+    no_grad or inference mode (``t._view_meta``); it names the view's node without "Backward0".
+    ``via``: the view op (``"Select"``) that indexing applies to ``t`` before writing
+    (``t[0] = 5``), which torch's message names instead."""
+    fn, meta = t.grad_fn, t._view_meta
+    name = via or (re.sub(r'Backward[0-9]*$', '', fn.name()) if fn is not None else None)
+    head = f"Output {0 if via else t._output_nr} of {name} is a view" if name else None
+    if meta in ("no_grad", "inference"):
+        return mode_view_refusal(meta, f"{head} of a view which was created in" if head
+                                 else "A view was created in", "is being")
     start = f"{head} and is being modified inplace." if head else \
-        f"A view was created in {_CREATED_IN_NO_GRAD}"
-    return start + _MULTI_OUTPUT
+        "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+    return start + (_MULTI_OUTPUT if meta == "multi_output" else _CUSTOM_FUNCTION)
 
 
 def rebase_history(view: "Tensor") -> None:

@@ -1,4 +1,4 @@
-"""Activation functions: ``leaky_relu``, ``prelu``, ``elu``, ``gelu``, ``silu``, ``softplus``,
+"""Activation functions: ``leaky_relu``, ``rrelu``, ``prelu``, ``elu``, ``gelu``, ``silu``, ``softplus``,
 ``hardtanh``, ``relu6`` and the normalising ``softmax`` / ``log_softmax`` / ``softmin``.
 
 Each element-wise activation computes its forward pass with one or two array calls and records a
@@ -21,14 +21,16 @@ import numpy as np
 
 from ... import _dtype as D
 from ..._ops import pointwise as _pw
+from ..._device import xp_for
 from ..._ops._operands import check_same_device, quietly, wrap_dim
+from ..._ops.random_ops import _on, _rng
 from ..._ops.indexing import where
 from ..._tensor import Tensor, wrap
 from ..._pieces import piece, pieces
 from ...autograd.grad_mode import STATE
 from ...autograd.graph import SavedOutput, mask_grad, needs_grad, record, record_outputs, sum_to
 
-__all__ = ["leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "gelu", "silu", "softplus",
+__all__ = ["leaky_relu", "leaky_relu_", "rrelu", "rrelu_", "prelu", "elu", "elu_", "gelu", "silu", "softplus",
            "logsigmoid", "hardtanh", "hardtanh_", "relu6", "softmax", "log_softmax", "softmin",
            "sigmoid", "tanh"]
 
@@ -59,12 +61,12 @@ def _unary(input: Tensor, y: Any, node: str, derivative: Callable[[Tensor], Tens
 
 # ----------------------------------------------------------------------------- ReLU family
 @quietly
-def _leaky_relu(input: Tensor, negative_slope: float = 0.01, node: str = "LeakyReluBackward0") -> Tensor:
+def _leaky_relu(input: Tensor, negative_slope: float = 0.01, node: str = "LeakyReluBackward0",
+                twice: str = "LeakyReluBackwardBackward0") -> Tensor:
     x = _require_float(input, "leaky_relu_cpu")
     pos = x > 0
     slope = np.where(pos, 1, negative_slope).astype(x.dtype)
-    return _unary(input, x * slope, node,
-                  lambda g: mask_grad("LeakyReluBackwardBackward0", g, slope, input))
+    return _unary(input, x * slope, node, lambda g: mask_grad(twice, g, slope, input))
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -78,6 +80,43 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 
 _leaky_inplace = _pw._inplace_version(_leaky_relu)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU (Xu et al., 2015): in training each element ``x <= 0`` gets its own
+    slope, drawn uniformly from ``[lower, upper]``; in evaluation every negative element gets
+    their mean ``(lower + upper) / 2``, a plain leaky ReLU."""
+    if inplace:
+        return rrelu_(input, lower, upper, training)
+    return _rrelu(input, lower, upper, training)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    """In-place :func:`rrelu` (torch's node ``RreluWithNoiseBackward1``)."""
+    return _rrelu_inplace(input, lower, upper, training, node="RreluWithNoiseBackward1")
+
+
+@quietly
+def _rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+           generator: Any = None, node: str = "RreluWithNoiseBackward0") -> Tensor:
+    """rrelu, and ``torch.rrelu``'s ``generator=``. The gradient is the slope each element got
+    (torch saves it as the "noise": 1 where ``x > 0``)."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        return _leaky_relu(input, (lower + upper) / 2, node, "RreluWithNoiseBackwardBackward0")
+    x = _require_float(input, "rrelu_with_noise_out_cpu")
+    # one draw per element (torch draws for the negative ones only: its stream differs anyway)
+    draws = np.asarray(_rng(generator, input._device).uniform(lower, upper, x.shape))
+    noise = xp_for(input._device).where(x <= 0, _on(draws.astype(x.dtype), input._device),
+                                        x.dtype.type(1))
+    return _unary(input, x * noise, node,
+                  lambda g: mask_grad("RreluWithNoiseBackwardBackward0", g, noise, input))
+
+
+_rrelu_inplace = _pw._inplace_version(_rrelu)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:

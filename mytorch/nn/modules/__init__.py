@@ -21,7 +21,7 @@ __all__ += [*_conv.__all__, *_fold.__all__, *_padding.__all__, *_ps.__all__, *_p
             *_up.__all__]
 
 from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax,  # noqa: E402
-                         PReLU, ReLU6, SiLU, Softmax, Softmin, Softplus)
+                         PReLU, ReLU6, RReLU, SiLU, Softmax, Softmin, Softplus)
 from .activation import (CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Mish,  # noqa: E402
                          Softshrink, Softsign, Tanhshrink, Threshold)
 from .attention import MultiheadAttention  # noqa: E402
@@ -32,7 +32,7 @@ from .normalization import GroupNorm, LayerNorm  # noqa: E402
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: E402
 from .sparse import Embedding, EmbeddingBag  # noqa: E402
 
-__all__ += ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "PReLU", "ReLU6",
+__all__ += ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "PReLU", "ReLU6", "RReLU",
             "SiLU", "Softmax", "Softmin", "Softplus", "CELU", "SELU", "Hardshrink", "Hardsigmoid",
             "Hardswish", "Mish", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "MultiheadAttention", "BatchNorm1d", "BatchNorm2d", "SyncBatchNorm",
             "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d",

@@ -17,7 +17,7 @@ from .._functional import activation_more as _Fm
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["ReLU", "Sigmoid", "Tanh", "LeakyReLU", "PReLU", "ELU", "GELU", "SiLU", "Softplus",
+__all__ = ["ReLU", "Sigmoid", "Tanh", "LeakyReLU", "RReLU", "PReLU", "ELU", "GELU", "SiLU", "Softplus",
            "LogSigmoid", "Hardtanh", "ReLU6", "Softmax", "LogSoftmax", "Softmin", "SELU", "CELU",
            "Hardsigmoid", "Hardswish", "Mish", "Softsign", "Tanhshrink", "Hardshrink",
            "Softshrink", "Threshold"]
@@ -74,6 +74,26 @@ class LeakyReLU(Module):
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}{_inplace_suffix(self.inplace)}"
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: in training a random slope in ``[lower, upper]`` for each negative
+    element, in evaluation their mean ``(lower + upper) / 2``."""
+
+    __constants__ = ["lower", "upper", "inplace"]
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}{_inplace_suffix(self.inplace)}"
 
 
 class PReLU(Module):
