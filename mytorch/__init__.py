@@ -128,7 +128,7 @@ if _dtype._EXTENSION_NP:  # (a bfloat16 dtype was already used while mytorch was
     _bfloat16.install()
 from . import _autocast  # noqa: E402
 
-amp.autocast_mode.ON_FIRST_ENABLE.append(_autocast.install)  # autocast's ops, wrapped when first on
+amp.autocast_mode.ON_ENABLE.append(_autocast.install)  # autocast's ops, wrapped when first on
 import math as _math  # noqa: E402
 
 e, pi, inf, nan = _math.e, _math.pi, _math.inf, _math.nan

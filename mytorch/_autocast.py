@@ -23,7 +23,6 @@ from typing import Any
 from . import _bfloat16
 from . import _dtype as D
 from ._tensor import Tensor
-from .amp import autocast_mode
 from .amp.autocast_mode import STATE
 
 __all__ = ["install", "uninstall"]
@@ -96,9 +95,11 @@ def _wrap(holder: Any, names: list[str], make: Callable, replaced: dict) -> None
 
 
 def install() -> None:
-    """Wrap the ops of torch's CPU autocast lists (once), over the bfloat16 wrappers."""
-    if _installed[0]:
+    """Wrap the ops of torch's CPU autocast lists (once), over the bfloat16 wrappers; again if
+    ``_bfloat16.uninstall`` (tests) put the original functions back under them."""
+    if _installed[0] and hasattr(vars(Tensor)["matmul"], "__autocast_original__"):
         return
+    _UNDO.clear()
     D._load_ml_dtypes()  # (its hook installs the bfloat16 wrappers: they go first)
     _bfloat16.install()
     _installed[0] = True
@@ -133,5 +134,3 @@ def uninstall() -> None:
         holder, name, fn = _UNDO.pop()
         setattr(holder, name, fn)
     _installed[0] = False
-    if install not in autocast_mode.ON_FIRST_ENABLE:
-        autocast_mode.ON_FIRST_ENABLE.append(install)

@@ -157,3 +157,17 @@ def test_autocast_unsupported_dtype_warns_and_disables():
     for lib in (mytorch, torch):
         with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
             lib.autocast(0)
+
+def test_autocast_survives_the_bfloat16_wrappers_being_reinstalled():
+    from mytorch import _autocast, _bfloat16
+    with mytorch.autocast("cpu"):
+        pass
+    _autocast.uninstall()
+    _bfloat16.uninstall()  # (tests do this): the next region wraps again, bfloat16 first
+    x = mytorch.ones(2, 3)
+    with mytorch.autocast("cpu"):
+        assert (x @ x.T).dtype is mytorch.bfloat16
+    _bfloat16.uninstall()  # the originals back under autocast's wrappers: noticed, wrapped again
+    with mytorch.autocast("cpu"):
+        assert (x @ x.T).dtype is mytorch.bfloat16
+        assert mytorch.nn.functional.mse_loss(x.bfloat16(), x).dtype is mytorch.float32

@@ -8,9 +8,9 @@ issue 24, a char-level nanoGPT, makemore's bigram and MLP, a tiny DCGAN, forward
 time-sequence prediction with LSTMCells and LBFGS, the official polynomial tutorials, a graph
 attention network and the word-level LSTM language model; then programs that print what they
 compute, compared line by line: "What is torch.nn really?", a small ResNet, seq2seq with
-attention, gradient accumulation under bfloat16 autocast with a checkpoint, a dict Dataset with
-a collate_fn and samplers, einsum-heavy attention; ``python -m bench programs`` times
-them against torch). It takes
+attention and the chatbot tutorial (Luong attention), gradient accumulation under bfloat16
+autocast with a checkpoint, a dict Dataset with a collate_fn and samplers, einsum-heavy
+attention; ``python -m bench programs`` times them against torch). It takes
 the library as its ``torch`` argument and never looks at which one it got. Both runs start from the
 same weights (set from a NumPy generator, the way a program loads pretrained values) and the same
 data, so their results must agree within float tolerance.
@@ -2332,3 +2332,194 @@ def einsum_attention(torch):
 def test_einsum_attention():
     out = _check_printed(einsum_attention)
     assert "ViewBackward0" in out
+
+
+def chatbot_luong(torch):
+    """The official chatbot tutorial: zero-padded time-major batches (torch.LongTensor,
+    torch.BoolTensor), a bidirectional GRU encoder over pack_padded_sequence, Luong "general"
+    attention, maskNLLLoss with gather/masked_select, gradient clipping, greedy search decoding."""
+    import itertools
+    import random
+    nn, F = torch.nn, torch.nn.functional
+    random.seed(1)
+    PAD_token, SOS_token, EOS_token = 0, 1, 2
+    pairs = [("hi there", "hello"), ("how are you", "i am fine"), ("what is your name", "i am bot"),
+             ("are you fine", "yes i am"), ("good bye", "bye")]
+    word2index = {}
+    for p in pairs:
+        for w in " ".join(p).split():
+            word2index.setdefault(w, len(word2index) + 3)
+    index2word = {i: w for w, i in word2index.items()}
+    voc_size = len(word2index) + 3
+
+    def indexesFromSentence(sentence):
+        return [word2index[word] for word in sentence.split(" ")] + [EOS_token]
+
+    def zeroPadding(l, fillvalue=PAD_token):
+        return list(itertools.zip_longest(*l, fillvalue=fillvalue))
+
+    def binaryMatrix(l, value=PAD_token):
+        return [[0 if token == PAD_token else 1 for token in seq] for seq in l]
+
+    def inputVar(l):
+        indexes_batch = [indexesFromSentence(sentence) for sentence in l]
+        lengths = torch.tensor([len(indexes) for indexes in indexes_batch])
+        return torch.LongTensor(zeroPadding(indexes_batch)), lengths
+
+    def outputVar(l):
+        indexes_batch = [indexesFromSentence(sentence) for sentence in l]
+        max_target_len = max([len(indexes) for indexes in indexes_batch])
+        padList = zeroPadding(indexes_batch)
+        mask = torch.BoolTensor(binaryMatrix(padList))
+        return torch.LongTensor(padList), mask, max_target_len
+
+    def batch2TrainData(pair_batch):
+        pair_batch.sort(key=lambda x: len(x[0].split(" ")), reverse=True)
+        input_batch, output_batch = zip(*pair_batch)
+        inp, lengths = inputVar(input_batch)
+        output, mask, max_target_len = outputVar(output_batch)
+        return inp, lengths, output, mask, max_target_len
+
+    input_variable, lengths, target_variable, mask, max_target_len = batch2TrainData(list(pairs))
+    print("input_variable:", input_variable)
+    print("lengths:", lengths)
+    print("mask:", mask)
+    print("max_target_len:", max_target_len)
+
+    class EncoderRNN(nn.Module):
+        def __init__(self, hidden_size, embedding, n_layers=1, dropout=0):
+            super().__init__()
+            self.n_layers, self.hidden_size, self.embedding = n_layers, hidden_size, embedding
+            self.gru = nn.GRU(hidden_size, hidden_size, n_layers,
+                              dropout=(0 if n_layers == 1 else dropout), bidirectional=True)
+
+        def forward(self, input_seq, input_lengths, hidden=None):
+            embedded = self.embedding(input_seq)
+            packed = nn.utils.rnn.pack_padded_sequence(embedded, input_lengths)
+            outputs, hidden = self.gru(packed, hidden)
+            outputs, _ = nn.utils.rnn.pad_packed_sequence(outputs)
+            outputs = outputs[:, :, :self.hidden_size] + outputs[:, :, self.hidden_size:]
+            return outputs, hidden
+
+    class Attn(nn.Module):
+        def __init__(self, method, hidden_size):
+            super().__init__()
+            self.method, self.hidden_size = method, hidden_size
+            if self.method not in ["dot", "general", "concat"]:
+                raise ValueError(self.method, "is not an appropriate attention method.")
+            if self.method == "general":
+                self.attn = nn.Linear(self.hidden_size, hidden_size)
+
+        def general_score(self, hidden, encoder_output):
+            energy = self.attn(encoder_output)
+            return torch.sum(hidden * energy, dim=2)
+
+        def forward(self, hidden, encoder_outputs):
+            attn_energies = self.general_score(hidden, encoder_outputs)
+            attn_energies = attn_energies.t()
+            return F.softmax(attn_energies, dim=1).unsqueeze(1)
+
+    class LuongAttnDecoderRNN(nn.Module):
+        def __init__(self, attn_model, embedding, hidden_size, output_size, n_layers=1, dropout=0.1):
+            super().__init__()
+            self.embedding = embedding
+            self.embedding_dropout = nn.Dropout(dropout)
+            self.gru = nn.GRU(hidden_size, hidden_size, n_layers, dropout=(0 if n_layers == 1 else dropout))
+            self.concat = nn.Linear(hidden_size * 2, hidden_size)
+            self.out = nn.Linear(hidden_size, output_size)
+            self.attn = Attn(attn_model, hidden_size)
+            self.n_layers = n_layers
+
+        def forward(self, input_step, last_hidden, encoder_outputs):
+            embedded = self.embedding_dropout(self.embedding(input_step))
+            rnn_output, hidden = self.gru(embedded, last_hidden)
+            attn_weights = self.attn(rnn_output, encoder_outputs)
+            context = attn_weights.bmm(encoder_outputs.transpose(0, 1))
+            rnn_output = rnn_output.squeeze(0)
+            context = context.squeeze(1)
+            concat_input = torch.cat((rnn_output, context), 1)
+            concat_output = torch.tanh(self.concat(concat_input))
+            output = self.out(concat_output)
+            output = F.softmax(output, dim=1)
+            return output, hidden
+
+    def maskNLLLoss(inp, target, mask):
+        nTotal = mask.sum()
+        crossEntropy = -torch.log(torch.gather(inp, 1, target.view(-1, 1)).squeeze(1))
+        loss = crossEntropy.masked_select(mask).mean()
+        return loss, nTotal.item()
+
+    hidden_size = 12
+    embedding = nn.Embedding(voc_size, hidden_size)
+    encoder = EncoderRNN(hidden_size, embedding)
+    decoder = LuongAttnDecoderRNN("general", embedding, hidden_size, voc_size, dropout=0.0)
+    _set_weights(torch, encoder, 71)
+    _set_weights(torch, decoder, 72)
+    encoder_optimizer = torch.optim.Adam(encoder.parameters(), lr=0.01)
+    decoder_optimizer = torch.optim.Adam(decoder.parameters(), lr=0.05)
+    teacher_forcing_ratio, clip, history = 1.0, 50.0, []
+    for iteration in range(1, 16):
+        encoder_optimizer.zero_grad()
+        decoder_optimizer.zero_grad()
+        encoder_outputs, encoder_hidden = encoder(input_variable, lengths)
+        decoder_input = torch.LongTensor([[SOS_token for _ in range(len(pairs))]])
+        decoder_hidden = encoder_hidden[:decoder.n_layers]
+        use_teacher_forcing = True if random.random() < teacher_forcing_ratio else False
+        loss, print_losses, n_totals = 0, [], 0
+        for t in range(max_target_len):
+            decoder_output, decoder_hidden = decoder(decoder_input, decoder_hidden, encoder_outputs)
+            if use_teacher_forcing:
+                decoder_input = target_variable[t].view(1, -1)
+            else:
+                _, topi = decoder_output.topk(1)
+                decoder_input = torch.LongTensor([[topi[i][0] for i in range(len(pairs))]])
+            mask_loss, nTotal = maskNLLLoss(decoder_output, target_variable[t], mask[t])
+            loss += mask_loss
+            print_losses.append(mask_loss.item() * nTotal)
+            n_totals += nTotal
+        loss.backward()
+        _ = nn.utils.clip_grad_norm_(encoder.parameters(), clip)
+        _ = nn.utils.clip_grad_norm_(decoder.parameters(), clip)
+        encoder_optimizer.step()
+        decoder_optimizer.step()
+        history.append(sum(print_losses) / n_totals)
+        if iteration % 5 == 0:
+            print(f"Iteration: {iteration}; Average loss: {history[-1]:.4f}")
+
+    class GreedySearchDecoder(nn.Module):
+        def __init__(self, encoder, decoder):
+            super().__init__()
+            self.encoder, self.decoder = encoder, decoder
+
+        def forward(self, input_seq, input_length, max_length):
+            encoder_outputs, encoder_hidden = self.encoder(input_seq, input_length)
+            decoder_hidden = encoder_hidden[:decoder.n_layers]
+            decoder_input = torch.ones(1, 1, dtype=torch.long) * SOS_token
+            all_tokens = torch.zeros([0], dtype=torch.long)
+            all_scores = torch.zeros([0])
+            for _ in range(max_length):
+                decoder_output, decoder_hidden = self.decoder(decoder_input, decoder_hidden, encoder_outputs)
+                decoder_scores, decoder_input = torch.max(decoder_output, dim=1)
+                all_tokens = torch.cat((all_tokens, decoder_input), dim=0)
+                all_scores = torch.cat((all_scores, decoder_scores), dim=0)
+                decoder_input = torch.unsqueeze(decoder_input, 0)
+            return all_tokens, all_scores
+
+    encoder.eval()
+    decoder.eval()
+    searcher = GreedySearchDecoder(encoder, decoder)
+    with torch.no_grad():
+        for sentence, _ in pairs[:3]:
+            indexes_batch = [indexesFromSentence(sentence)]
+            lengths = torch.tensor([len(indexes) for indexes in indexes_batch])
+            input_batch = torch.LongTensor(indexes_batch).transpose(0, 1)
+            tokens, scores = searcher(input_batch, lengths, 4)
+            decoded_words = [index2word.get(token.item(), "EOS") for token in tokens]
+            decoded_words[:] = [x for x in decoded_words if not (x == "EOS" or x == "PAD")]
+            print("Bot:", " ".join(decoded_words), scores.round(decimals=3))
+    return {"history": history}
+
+
+def test_chatbot_luong():
+    out = _check_printed(chatbot_luong)
+    assert "Bot:" in out and "mask: tensor([[ True," in out

@@ -4,8 +4,8 @@ On the CPU (``torch.autocast("cpu", dtype=torch.bfloat16)``, or ``torch.float16`
 torch's CPU lists cast their floating inputs as torch's autocast kernels do: matmuls, linear and
 convolutions to the autocast dtype, losses and a few reductions to float32, every other op as it
 is. The state lives here, per thread as in torch; the ops are wrapped by ``mytorch/_autocast.py``
-(the hooks in ``ON_FIRST_ENABLE``), the first time an autocast region is entered, so programs
-that never use autocast pay nothing. ``autocast(..., enabled=False)`` is a no-op, as in torch;
+(the hooks in ``ON_ENABLE``) when an autocast region is first entered, so programs that never
+use autocast pay nothing. ``autocast(..., enabled=False)`` is a no-op, as in torch;
 an enabled autocast on another device raises ``NotImplementedError``, so a result never silently
 differs from torch's.
 """
@@ -21,8 +21,9 @@ from .. import _dtype as D
 
 __all__ = ["autocast", "is_autocast_available"]
 
-# run once, when an autocast region is first enabled (mytorch/__init__.py registers the wrapping)
-ON_FIRST_ENABLE: list[Callable[[], None]] = []
+# run as an enabled autocast region is entered (mytorch/__init__.py registers the wrapping, which
+# does its work once)
+ON_ENABLE: list[Callable[[], None]] = []
 _DEVICES = ("cpu", "cuda")
 
 
@@ -85,8 +86,8 @@ class autocast:
             raise NotImplementedError(f"mytorch implements torch.autocast on the CPU only, not on "
                                       f"'{self.device}'")
         if self._enabled:
-            while ON_FIRST_ENABLE:
-                ON_FIRST_ENABLE.pop(0)()
+            for hook in ON_ENABLE:
+                hook()
         self.prev = STATE.enabled[self.device], STATE.dtype[self.device], STATE.cache_enabled
         STATE.enabled[self.device] = self._enabled
         STATE.dtype[self.device] = self.fast_dtype
