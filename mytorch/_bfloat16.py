@@ -24,6 +24,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from . import _dtype as D
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
@@ -83,6 +85,10 @@ def _down(r: Any) -> Any:
     if isinstance(r, Tensor):
         if r.dtype is not D.float32:
             return r
+        # rounded in place first: a backward that reads the output (tanh, sigmoid, exp, softmax)
+        # reads the bfloat16 values torch's kernel saved, not the float32 ones before rounding
+        if isinstance(r._data, np.ndarray) and r._data.flags.writeable:
+            r._data[...] = r._data.astype(D._load_ml_dtypes()["bfloat16"])
         out = r.to(D.bfloat16)
         made = out.grad_fn
         if r.grad_fn is not None and made is not None:  # torch's one node, called as the op's
