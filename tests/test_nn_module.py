@@ -520,6 +520,8 @@ def test_to_dtype_keeps_parameter_objects():
     assert isinstance(m.fc.weight, mytorch.nn.Parameter) and m.fc.weight.requires_grad
     m.half()
     assert m.fc.bias.dtype is mytorch.float16
+    m.bfloat16()
+    assert m.fc.bias.dtype is mytorch.bfloat16 and m.fc.weight is w and m.steps.dtype is mytorch.int64
     m.to(dtype=mytorch.float32)
     assert m.scale.dtype is mytorch.float32
     m.type(mytorch.float64)
