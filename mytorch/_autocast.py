@@ -38,6 +38,33 @@ ctc_loss prod cdist trace quantile nanquantile avg_pool3d max_pool3d adaptive_av
 adaptive_max_pool3d max_unpool2d max_unpool3d grid_sample polar stft inverse pinverse cholesky
 cholesky_inverse cholesky_solve""".split()
 
+
+
+def _einsum_contracts(equation: str, *operands: Any) -> bool:
+    """torch's einsum contracts two operands with bmm (cast) and multiplies them otherwise."""
+    ops = operands[0] if len(operands) == 1 and isinstance(operands[0], (list, tuple)) else operands
+    lhs, _, rhs = equation.replace(" ", "").replace(".", "").partition("->")
+    letters = lhs.replace(",", "")
+    if "->" not in equation:
+        rhs = "".join(c for c in letters if letters.count(c) == 1)
+    return len(ops) > 1 and bool(set(letters) - set(rhs))
+
+
+def _dims(*args: Any) -> list[int]:
+    return [a.dim() for a in args[:2] if isinstance(a, Tensor)]
+
+
+# ops that torch's CPU autocast casts only on some calls: the call decides (lower, float32 or
+# as it is), as the op torch's composite calls underneath (bmm, mm, reflection_pad...) does
+CONDITIONAL: dict[str, Callable[..., str | None]] = {
+    "einsum": lambda eq, *ops, **kw: "lower" if _einsum_contracts(eq, *ops) else None,
+    "tensordot": lambda a, b, *r, **kw: None if _dims(a, b) == [1, 1] else "lower",
+    "inner": lambda a, b, **kw: None if min(_dims(a, b)) == 0 or _dims(a, b) == [1, 1] else "lower",
+    "pad": lambda input, pad, mode="constant", value=None: (
+        "fp32" if mode == "replicate" or (mode == "reflect" and input.dim() in (2, 3, 4))
+        else None),
+}
+
 _installed: list[bool] = [False]
 _UNDO: list[tuple[Any, str, Any]] = []
 
@@ -63,13 +90,17 @@ def _cast(x: Any, dtype: D.dtype) -> Any:
     return x
 
 
-def _autocasting(lower: bool) -> Callable[[Callable], Callable]:
+def _autocasting(policy: str | Callable[..., str | None]) -> Callable[[Callable], Callable]:
+    """The wrapper for ops cast by ``policy``: "lower", "fp32", or a function of the call."""
     def make(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def op(*args: Any, **kwargs: Any) -> Any:
             if not STATE.enabled["cpu"] or STATE.inside:
                 return fn(*args, **kwargs)
-            dtype = STATE.dtype["cpu"] if lower else D.float32
+            kind = policy if isinstance(policy, str) else policy(*args, **kwargs)
+            if kind is None:
+                return fn(*args, **kwargs)
+            dtype = STATE.dtype["cpu"] if kind == "lower" else D.float32
             args = tuple(_cast(a, dtype) for a in args)
             kwargs = {k: _cast(v, dtype) for k, v in kwargs.items()}
             STATE.inside += 1
@@ -107,8 +138,10 @@ def install() -> None:
     modules = _bfloat16._mytorch_modules()
     namespaces = ("mytorch", "mytorch.nn.functional", "mytorch.linalg")
     for holder in (Tensor, *(m for m in modules if m.__name__ in namespaces)):
-        _wrap(holder, LOWER_PRECISION_FP, _autocasting(lower=True), replaced)
-        _wrap(holder, FP32, _autocasting(lower=False), replaced)
+        _wrap(holder, LOWER_PRECISION_FP, _autocasting("lower"), replaced)
+        _wrap(holder, FP32, _autocasting("fp32"), replaced)
+        for name, policy in CONDITIONAL.items():
+            _wrap(holder, [name], _autocasting(policy), replaced)
     classes = {Tensor}
     for module in modules:
         _rebind(module, replaced)

@@ -99,6 +99,18 @@ def _autocast_ops(lib):
         out["prod"] = o.prod()
         out["cdist"] = lib.cdist(o, o)
         out["double"] = x.double() @ x.double().T          # float64 is never cast
+        # composites: cast when torch's decomposition reaches bmm/mm or a reflection pad
+        out["einsum_contraction"] = lib.einsum("ij,kj->ik", x, x)
+        out["einsum_outer"] = lib.einsum("i,j->ij", x[0], x[1])
+        out["einsum_one_operand"] = lib.einsum("ij->j", x)
+        out["tensordot"] = lib.tensordot(x, x.T, dims=1)
+        out["tensordot_1d"] = lib.tensordot(x[0], x[1], 1)
+        out["inner"] = lib.inner(x, x)
+        out["inner_1d"] = lib.inner(x[0], x[1])
+        out["pad_reflect"] = F.pad(o.unsqueeze(0), (1, 1), mode="reflect")
+        out["pad_replicate"] = F.pad(o.unsqueeze(0), (1, 1), mode="replicate")
+        out["pad_constant"] = F.pad(o, (1, 1))
+        out["pad_circular"] = F.pad(o.unsqueeze(0), (1, 1), mode="circular")
         with lib.autocast("cpu", enabled=False):
             out["nested_off"] = F.linear(x, w)
             out["nested_flag"] = [lib.is_autocast_enabled("cpu")]
