@@ -60,6 +60,7 @@ CONDITIONAL: dict[str, Callable[..., str | None]] = {
     "einsum": lambda eq, *ops, **kw: "lower" if _einsum_contracts(eq, *ops) else None,
     "tensordot": lambda a, b, *r, **kw: None if _dims(a, b) == [1, 1] else "lower",
     "inner": lambda a, b, **kw: None if min(_dims(a, b)) == 0 or _dims(a, b) == [1, 1] else "lower",
+    "bilinear": lambda *args, **kwargs: "as_is",  # (torch's _trilinear: not cast, nor inside)
     "pad": lambda input, pad, mode="constant", value=None: (
         "fp32" if mode == "replicate" or (mode == "reflect" and input.dim() in (2, 3, 4))
         else None),
@@ -100,9 +101,10 @@ def _autocasting(policy: str | Callable[..., str | None]) -> Callable[[Callable]
             kind = policy if isinstance(policy, str) else policy(*args, **kwargs)
             if kind is None:
                 return fn(*args, **kwargs)
-            dtype = STATE.dtype["cpu"] if kind == "lower" else D.float32
-            args = tuple(_cast(a, dtype) for a in args)
-            kwargs = {k: _cast(v, dtype) for k, v in kwargs.items()}
+            if kind != "as_is":
+                dtype = STATE.dtype["cpu"] if kind == "lower" else D.float32
+                args = tuple(_cast(a, dtype) for a in args)
+                kwargs = {k: _cast(v, dtype) for k, v in kwargs.items()}
             STATE.inside += 1
             try:
                 return fn(*args, **kwargs)

@@ -111,6 +111,7 @@ def _autocast_ops(lib):
         out["pad_replicate"] = F.pad(o.unsqueeze(0), (1, 1), mode="replicate")
         out["pad_constant"] = F.pad(o, (1, 1))
         out["pad_circular"] = F.pad(o.unsqueeze(0), (1, 1), mode="circular")
+        out["bilinear"] = F.bilinear(x, x, lib.ones(2, 3, 3) / 4)  # (its einsum is not cast)
         with lib.autocast("cpu", enabled=False):
             out["nested_off"] = F.linear(x, w)
             out["nested_flag"] = [lib.is_autocast_enabled("cpu")]

@@ -2,11 +2,11 @@
 from .activation import ReLU, Sigmoid, Tanh
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .flatten import Flatten, Unflatten
-from .linear import Identity, Linear
+from .linear import Bilinear, Identity, Linear
 from .module import Module
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
-           "Identity", "Linear", "ReLU", "Sigmoid", "Tanh", "Flatten", "Unflatten"]
+           "Bilinear", "Identity", "Linear", "ReLU", "Sigmoid", "Tanh", "Flatten", "Unflatten"]
 
 from . import conv as _conv, fold as _fold, padding as _padding, pixelshuffle as _ps  # noqa: E402
 from . import pooling as _pooling, upsampling as _up  # noqa: E402
