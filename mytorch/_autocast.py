@@ -39,7 +39,6 @@ adaptive_max_pool3d max_unpool2d max_unpool3d grid_sample polar stft inverse pin
 cholesky_inverse cholesky_solve""".split()
 
 
-
 def _einsum_contracts(equation: str, *operands: Any) -> bool:
     """torch's einsum contracts two operands with bmm (cast) and multiplies them otherwise."""
     ops = operands[0] if len(operands) == 1 and isinstance(operands[0], (list, tuple)) else operands
@@ -54,12 +53,14 @@ def _dims(*args: Any) -> list[int]:
     return [a.dim() for a in args[:2] if isinstance(a, Tensor)]
 
 
-# ops that torch's CPU autocast casts only on some calls: the call decides (lower, float32 or
-# as it is), as the op torch's composite calls underneath (bmm, mm, reflection_pad...) does
+# composites that torch's CPU autocast casts only on some calls, as the kernel they reach
+# underneath does (bmm, mm, reflection_pad...): the call decides, "lower", "fp32", None (run as
+# it is) or "as_is" (not cast, and nor are the ops inside it)
 CONDITIONAL: dict[str, Callable[..., str | None]] = {
     "einsum": lambda eq, *ops, **kw: "lower" if _einsum_contracts(eq, *ops) else None,
     "tensordot": lambda a, b, *r, **kw: None if _dims(a, b) == [1, 1] else "lower",
-    "inner": lambda a, b, **kw: None if min(_dims(a, b)) == 0 or _dims(a, b) == [1, 1] else "lower",
+    "inner": lambda input, other, **kw: (None if min(_dims(input, other)) == 0
+                                         or _dims(input, other) == [1, 1] else "lower"),
     "bilinear": lambda *args, **kwargs: "as_is",  # (torch's _trilinear: not cast, nor inside)
     "pad": lambda input, pad, mode="constant", value=None: (
         "fp32" if mode == "replicate" or (mode == "reflect" and input.dim() in (2, 3, 4))
