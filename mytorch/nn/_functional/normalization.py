@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import _dtype as D
 from ..._device import xp_for
 from ..._ops._operands import check_same_device, quietly
 from ..._ops.pointwise import div
@@ -37,7 +38,7 @@ from ...autograd.grad_mode import STATE, no_grad
 from ...autograd.graph import needs_grad, record, sum_to
 from ...autograd.piece_op import as_op
 
-__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "normalize"]
+__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "normalize", "rms_norm"]
 
 
 # ----------------------------------------------------------------------------- the fused kernel
@@ -427,6 +428,28 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
         return fast
     axes = tuple(range(input.dim() - k, input.dim()))
     return _normalize(input, axes, ns, weight, bias, eps, "NativeLayerNormBackward0")[0]
+
+
+# ----------------------------------------------------------------------------- rms_norm
+def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """Divide by the root mean square over the last ``len(normalized_shape)`` dims (no centring),
+    then scale by ``weight``: torch's composite, ``x * rsqrt(mean(x²) + eps) * weight``, with
+    ``eps`` the dtype's machine epsilon by default."""
+    ns = tuple(normalized_shape)
+    shape = input._data.shape
+    if len(shape) < len(ns) or shape[len(shape) - len(ns):] != ns:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*{', '.join(map(str, ns))}], but got input of size"
+                           f"{list(input.shape)}")
+    if weight is not None and weight._data.shape != ns:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got "
+                           f"weight of shape {list(weight.shape)} and normalized_shape = {list(ns)}")
+    if eps is None:
+        eps = float(np.finfo(np.float64 if input.dtype is D.float64 else np.float32).eps)
+    dims = tuple(range(input.dim() - len(ns), input.dim()))
+    result = input * input.pow(2).mean(dims, keepdim=True).add_(eps).rsqrt()
+    return result if weight is None else (result * weight).type_as(input)
 
 
 # ----------------------------------------------------------------------------- group_norm
