@@ -40,9 +40,12 @@ __all__ += ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", 
             "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase", "Embedding", "EmbeddingBag"]
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss,  # noqa: E402
                    L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
+from .loss import (CosineEmbeddingLoss, HingeEmbeddingLoss, MarginRankingLoss,  # noqa: E402
+                   TripletMarginLoss)
 
 __all__ += ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
-            "MSELoss", "NLLLoss", "SmoothL1Loss"]
+            "MSELoss", "NLLLoss", "SmoothL1Loss", "CosineEmbeddingLoss", "HingeEmbeddingLoss",
+            "MarginRankingLoss", "TripletMarginLoss"]
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: E402
                           TransformerEncoder, TransformerEncoderLayer)
