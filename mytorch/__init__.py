@@ -155,7 +155,7 @@ def _accept_numpy_names() -> None:
     both = ("all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "argsort", "chunk",
             "count_nonzero", "cross", "cummax", "cummin", "cumprod", "cumsum", "gather",
             "index_add", "index_copy", "index_fill", "index_select", "kthvalue", "logsumexp",
-            "max", "mean", "median", "min", "nanmean", "nansum", "narrow", "narrow_copy", "prod",
+            "max", "mean", "median", "min", "mode", "nanmean", "nansum", "narrow", "narrow_copy", "prod",
             "repeat_interleave", "scatter", "scatter_add", "scatter_reduce", "select", "sort",
             "squeeze", "std", "sum", "take_along_dim", "tensor_split", "topk", "unbind",
             "unsqueeze", "var")

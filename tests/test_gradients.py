@@ -269,6 +269,7 @@ CASES: dict[str, list[G]] = {
     "KthvalueBackward0": [G(lambda t, a: a.kthvalue(2, 1).values, [D(2, 4)])],
     "MedianBackward0": [G(lambda t, a: a.median(), [D(5)])],
     "MedianBackward1": [G(lambda t, a: a.median(1).values, [D(2, 5)])],
+    "ModeBackward0": [G(lambda t, a: a.mode(1).values, [D(2, 5)])],
     # ------------------------------------------------------------------ shapes and views
     "ViewBackward0": [G(lambda t, a: a.view(3, 2), [R(2, 3)]),
                       # einsum: a letter summed away over two operands ends in bmm and a view
