@@ -10,7 +10,9 @@ attention network and the word-level LSTM language model; then programs that pri
 compute, compared line by line: "What is torch.nn really?", a small ResNet, seq2seq with
 attention and the chatbot tutorial (Luong attention), gradient accumulation under bfloat16
 autocast with a checkpoint, a dict Dataset with a collate_fn and samplers, einsum-heavy
-attention; ``python -m bench programs`` times them against torch). It takes
+attention, a LLaMA-style decoder (RMSNorm, rotary embeddings, grouped-query attention, a KV
+cache) and metric learning (triplet and cosine-embedding losses, k-NN by cdist and mode);
+``python -m bench programs`` times them against torch). It takes
 the library as its ``torch`` argument and never looks at which one it got. Both runs start from the
 same weights (set from a NumPy generator, the way a program loads pretrained values) and the same
 data, so their results must agree within float tolerance.
@@ -2523,3 +2525,265 @@ def chatbot_luong(torch):
 def test_chatbot_luong():
     out = _check_printed(chatbot_luong)
     assert "Bot:" in out and "mask: tensor([[ True," in out
+
+
+def llama_block(torch):
+    """A LLaMA-style decoder as the minimal reimplementations write it: RMSNorm, rotary position
+    embeddings as transformers' Llama computes them (cos/sin and rotate_half), grouped-query
+    attention with repeat_interleave, SwiGLU, a causal mask from torch.triu(full(-inf)), trained a
+    few AdamW steps, then greedy generation with a KV cache."""
+    import math
+    nn, F = torch.nn, torch.nn.functional
+    dim, n_heads, n_kv_heads, vocab, max_seq = 16, 4, 2, 11, 12
+    head_dim = dim // n_heads
+
+    def rotate_half(x):
+        """Rotates half the hidden dims of the input."""
+        x1 = x[..., : x.shape[-1] // 2]
+        x2 = x[..., x.shape[-1] // 2:]
+        return torch.cat((-x2, x1), dim=-1)
+
+    def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+        cos = cos.unsqueeze(unsqueeze_dim)
+        sin = sin.unsqueeze(unsqueeze_dim)
+        q_embed = (q * cos) + (rotate_half(q) * sin)
+        k_embed = (k * cos) + (rotate_half(k) * sin)
+        return q_embed, k_embed
+
+    class LlamaRotaryEmbedding(nn.Module):
+        def __init__(self, dim, base=10000.0):
+            super().__init__()
+            inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+            self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+        @torch.no_grad()
+        def forward(self, x, position_ids):
+            inv_freq_expanded = self.inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
+            position_ids_expanded = position_ids[:, None, :].float()
+            freqs = (inv_freq_expanded.float() @ position_ids_expanded.float()).transpose(1, 2)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)
+
+    def repeat_kv(x, n_rep):
+        bs, slen, n_kv, hd = x.shape
+        if n_rep == 1:
+            return x
+        return x[:, :, :, None, :].expand(bs, slen, n_kv, n_rep, hd).reshape(bs, slen, n_kv * n_rep, hd)
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wq = nn.Linear(dim, n_heads * head_dim, bias=False)
+            self.wk = nn.Linear(dim, n_kv_heads * head_dim, bias=False)
+            self.wv = nn.Linear(dim, n_kv_heads * head_dim, bias=False)
+            self.wo = nn.Linear(n_heads * head_dim, dim, bias=False)
+            self.cache_k = self.cache_v = None
+
+        def forward(self, x, start_pos, position_embeddings, mask, use_cache=False):
+            bsz, seqlen, _ = x.shape
+            xq, xk, xv = self.wq(x), self.wk(x), self.wv(x)
+            xq = xq.view(bsz, seqlen, n_heads, head_dim).transpose(1, 2)
+            xk = xk.view(bsz, seqlen, n_kv_heads, head_dim).transpose(1, 2)
+            xv = xv.view(bsz, seqlen, n_kv_heads, head_dim)
+            cos, sin = position_embeddings
+            xq, xk = apply_rotary_pos_emb(xq, xk, cos, sin)
+            xq, xk = xq.transpose(1, 2), xk.transpose(1, 2)
+            if use_cache:
+                if start_pos == 0:
+                    self.cache_k = torch.zeros((bsz, max_seq, n_kv_heads, head_dim))
+                    self.cache_v = torch.zeros((bsz, max_seq, n_kv_heads, head_dim))
+                self.cache_k[:bsz, start_pos: start_pos + seqlen] = xk
+                self.cache_v[:bsz, start_pos: start_pos + seqlen] = xv
+                keys = self.cache_k[:bsz, : start_pos + seqlen]
+                values = self.cache_v[:bsz, : start_pos + seqlen]
+            else:
+                keys, values = xk, xv
+            keys = torch.repeat_interleave(keys, dim=2, repeats=n_heads // n_kv_heads)
+            values = repeat_kv(values, n_heads // n_kv_heads)
+            xq, keys, values = xq.transpose(1, 2), keys.transpose(1, 2), values.transpose(1, 2)
+            scores = torch.matmul(xq, keys.transpose(2, 3)) / math.sqrt(head_dim)
+            if mask is not None:
+                scores = scores + mask
+            scores = F.softmax(scores.float(), dim=-1).type_as(xq)
+            output = torch.matmul(scores, values)
+            output = output.transpose(1, 2).contiguous().view(bsz, seqlen, -1)
+            return self.wo(output)
+
+    class FeedForward(nn.Module):
+        def __init__(self, hidden_dim, multiple_of=8):
+            super().__init__()
+            hidden_dim = int(2 * hidden_dim / 3)
+            hidden_dim = multiple_of * ((hidden_dim + multiple_of - 1) // multiple_of)
+            self.w1 = nn.Linear(dim, hidden_dim, bias=False)
+            self.w2 = nn.Linear(hidden_dim, dim, bias=False)
+            self.w3 = nn.Linear(dim, hidden_dim, bias=False)
+
+        def forward(self, x):
+            return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+    class TransformerBlock(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention = Attention()
+            self.feed_forward = FeedForward(4 * dim)
+            self.attention_norm = nn.RMSNorm(dim, eps=1e-5)
+            self.ffn_norm = nn.RMSNorm(dim, eps=1e-5)
+
+        def forward(self, x, start_pos, position_embeddings, mask, use_cache=False):
+            h = x + self.attention(self.attention_norm(x), start_pos, position_embeddings, mask,
+                                   use_cache)
+            return h + self.feed_forward(self.ffn_norm(h))
+
+    class Transformer(nn.Module):
+        def __init__(self, n_layers=2):
+            super().__init__()
+            self.tok_embeddings = nn.Embedding(vocab, dim)
+            self.layers = nn.ModuleList([TransformerBlock() for _ in range(n_layers)])
+            self.norm = nn.RMSNorm(dim, eps=1e-5)
+            self.output = nn.Linear(dim, vocab, bias=False)
+            self.rotary_emb = LlamaRotaryEmbedding(head_dim)
+
+        def forward(self, tokens, start_pos=0, use_cache=False):
+            _bsz, seqlen = tokens.shape
+            h = self.tok_embeddings(tokens)
+            position_ids = torch.arange(start_pos, start_pos + seqlen).unsqueeze(0)
+            position_embeddings = self.rotary_emb(h, position_ids)
+            mask = None
+            if seqlen > 1:
+                mask = torch.full((seqlen, seqlen), float("-inf"), device=tokens.device)
+                mask = torch.triu(mask, diagonal=1)
+                mask = torch.hstack([torch.zeros((seqlen, start_pos)), mask]).type_as(h)
+            for layer in self.layers:
+                h = layer(h, start_pos, position_embeddings, mask, use_cache)
+            return self.output(self.norm(h)).float()
+
+    model = Transformer()
+    _set_weights(torch, model, 81)
+    cos, sin = model.rotary_emb(torch.zeros(1), torch.arange(4).unsqueeze(0))
+    print(cos.shape, sin[0, 3], "inv_freq" in model.state_dict(), len(list(model.buffers())))
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"{n_params} parameters", model.layers[0].feed_forward.w1)
+    data = torch.tensor([[(3 * i + j) % vocab for i in range(9)] for j in range(4)])
+    x, y = data[:, :-1], data[:, 1:]
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, betas=(0.9, 0.95), weight_decay=0.1)
+    losses = []
+    for step in range(6):
+        logits = model(x)
+        loss = F.cross_entropy(logits.view(-1, vocab), y.reshape(-1))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        norm = nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        losses.append(loss.item())
+        print(f"step {step} loss {loss.item():.4f} grad norm {norm.item():.4f}")
+    model.eval()
+    with torch.no_grad():
+        tokens = data[:1, :3]
+        full = model(tokens)
+        out = model(tokens, 0, use_cache=True)
+        generated = tokens[0].tolist()
+        next_tok = out[:, -1].argmax(-1, keepdim=True)
+        for pos in range(3, 7):
+            generated.append(next_tok.item())
+            out = model(next_tok, pos, use_cache=True)
+            next_tok = out[:, -1].argmax(-1, keepdim=True)
+        print("generated", generated, torch.allclose(full, model(tokens), atol=1e-6))
+    return {"losses": losses, "full": full.numpy()}
+
+
+def test_llama_block():
+    out = _check_printed(llama_block)
+    assert "6576 parameters" in out and "True" in out.splitlines()[-1]
+
+
+def metric_learning(torch, images, labels):
+    """A siamese / triplet embedding network on digits, as metric-learning tutorials write it:
+    triplets and pairs drawn per class, TripletMarginLoss, CosineEmbeddingLoss and a contrastive
+    loss by hand with F.pairwise_distance, embeddings normalised with F.normalize, then
+    nearest-neighbour accuracy through torch.cdist and topk."""
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(91)
+    x = torch.from_numpy(images.reshape(len(images), 1, 8, 8))
+    y = torch.from_numpy(labels)
+    by_class = {c: np.flatnonzero(labels[:300] == c) for c in range(10)}
+
+    def make_triplets(n):
+        a_idx, p_idx, n_idx = [], [], []
+        for _ in range(n):
+            c, other = rng.choice(10, 2, replace=False)
+            i, j = rng.choice(by_class[c], 2, replace=False)
+            a_idx.append(i), p_idx.append(j), n_idx.append(rng.choice(by_class[other]))
+        return torch.tensor(a_idx), torch.tensor(p_idx), torch.tensor(n_idx)
+
+    class EmbeddingNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.convnet = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.PReLU(),
+                                         nn.MaxPool2d(2, stride=2), nn.Conv2d(8, 16, 3),
+                                         nn.PReLU(), nn.AdaptiveMaxPool2d(1))
+            self.fc = nn.Sequential(nn.Linear(16, 32), nn.PReLU(), nn.Linear(32, 8))
+
+        def forward(self, x):
+            output = self.convnet(x)
+            output = output.view(output.size()[0], -1)
+            return self.fc(output)
+
+        def get_embedding(self, x):
+            return F.normalize(self.forward(x), p=2, dim=1)
+
+    class ContrastiveLoss(nn.Module):
+        def __init__(self, margin):
+            super().__init__()
+            self.margin, self.eps = margin, 1e-9
+
+        def forward(self, output1, output2, target, size_average=True):
+            distances = (output2 - output1).pow(2).sum(1)
+            losses = 0.5 * (target.float() * distances + (1 + -1 * target).float()
+                            * F.relu(self.margin - (distances + self.eps).sqrt()).pow(2))
+            return losses.mean() if size_average else losses.sum()
+
+    model = EmbeddingNet()
+    _set_weights(torch, model, 92)
+    print(model.fc)
+    triplet_loss = nn.TripletMarginLoss(margin=1.0, p=2)
+    cosine_loss = nn.CosineEmbeddingLoss(margin=0.2)
+    contrastive = ContrastiveLoss(margin=1.0)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 4, gamma=0.5, last_epoch=-1)
+    history = []
+    for epoch in range(8):
+        model.train()
+        a, p, n = make_triplets(32)
+        ea, ep, en = model(x[a]), model(x[p]), model(x[n])
+        same = torch.from_numpy((rng.random(32) < 0.5).astype(np.int64))
+        partner = torch.where(same.bool(), p, n)
+        target = same * 2 - 1
+        loss = (triplet_loss(ea, ep, en) + cosine_loss(ea, model(x[partner]), target)
+                + 0.1 * contrastive(ea, model(x[partner]), same))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        d_pos = F.pairwise_distance(ea, ep).mean().item()
+        d_neg = F.pairwise_distance(ea, en).mean().item()
+        history.append(loss.item())
+        print(f"epoch {epoch} loss {loss.item():.4f} d+ {d_pos:.3f} d- {d_neg:.3f} "
+              f"lr {scheduler.get_last_lr()[0]:.4f}")
+    model.eval()
+    with torch.no_grad():
+        gallery, queries = model.get_embedding(x[:300]), model.get_embedding(x[300:])
+        dist = torch.cdist(queries, gallery)
+        _, nn_idx = dist.topk(3, dim=1, largest=False)
+        votes = y[:300][nn_idx]
+        pred = torch.mode(votes, dim=1).values
+        acc = (pred == y[300:]).float().mean().item()
+        sims = queries @ gallery.T
+    print(f"3-NN accuracy {acc:.3f}", dist.shape, sims.max().item() <= 1.0 + 1e-6,
+          torch.linalg.vector_norm(gallery, dim=1)[:3])
+    return {"history": history, "acc": acc, "dist": dist.numpy()}
+
+
+def test_metric_learning(digits):
+    images, labels = digits
+    out = _check_printed(metric_learning, images=images, labels=labels)
+    assert "3-NN accuracy" in out and "PReLU(num_parameters=1)" in out
