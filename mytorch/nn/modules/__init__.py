@@ -2,11 +2,11 @@
 from .activation import ReLU, Sigmoid, Tanh
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .flatten import Flatten, Unflatten
-from .linear import Bilinear, Identity, Linear
+from .linear import Bilinear, Identity, LazyLinear, Linear
 from .module import Module
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
-           "Bilinear", "Identity", "Linear", "ReLU", "Sigmoid", "Tanh", "Flatten", "Unflatten"]
+           "Bilinear", "Identity", "LazyLinear", "Linear", "ReLU", "Sigmoid", "Tanh", "Flatten", "Unflatten"]
 
 from . import conv as _conv, fold as _fold, padding as _padding, pixelshuffle as _ps  # noqa: E402
 from . import pooling as _pooling, upsampling as _up  # noqa: E402
@@ -26,6 +26,7 @@ from .activation import (CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Mish,  
                          Softshrink, Softsign, Tanhshrink, Threshold)
 from .attention import MultiheadAttention  # noqa: E402
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm  # noqa: E402
+from .batchnorm import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d  # noqa: E402
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: E402
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
 from .normalization import GroupNorm, LayerNorm, RMSNorm  # noqa: E402
@@ -34,7 +35,7 @@ from .sparse import Embedding, EmbeddingBag  # noqa: E402
 
 __all__ += ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "PReLU", "ReLU6",
             "SiLU", "Softmax", "Softmin", "Softplus", "CELU", "SELU", "Hardshrink", "Hardsigmoid",
-            "Hardswish", "Mish", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "MultiheadAttention", "BatchNorm1d", "BatchNorm2d", "SyncBatchNorm",
+            "Hardswish", "Mish", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "MultiheadAttention", "BatchNorm1d", "BatchNorm2d", "SyncBatchNorm", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
             "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d",
             "InstanceNorm2d", "InstanceNorm3d", "GroupNorm", "LayerNorm", "RMSNorm", "GRU", "LSTM", "RNN",
             "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase", "Embedding", "EmbeddingBag"]
