@@ -11,7 +11,8 @@ compute, compared line by line: "What is torch.nn really?", a small ResNet, seq2
 attention and the chatbot tutorial (Luong attention), gradient accumulation under bfloat16
 autocast with a checkpoint, a dict Dataset with a collate_fn and samplers, einsum-heavy
 attention, a LLaMA-style decoder (RMSNorm, rotary embeddings, grouped-query attention, a KV
-cache) and metric learning (triplet and cosine-embedding losses, k-NN by cdist and mode);
+cache), metric learning (triplet and cosine-embedding losses, k-NN by cdist and mode) and
+Dive into Deep Learning's LeNet (lazy layers, init after a dry run, an Accumulator);
 ``python -m bench programs`` times them against torch). It takes
 the library as its ``torch`` argument and never looks at which one it got. Both runs start from the
 same weights (set from a NumPy generator, the way a program loads pretrained values) and the same
@@ -2787,3 +2788,100 @@ def test_metric_learning(digits):
     images, labels = digits
     out = _check_printed(metric_learning, images=images, labels=labels)
     assert "3-NN accuracy" in out and "PReLU(num_parameters=1)" in out
+
+
+def d2l_lenet(torch, images, labels):
+    """Dive into Deep Learning's LeNet chapter, d2l-style: a network of lazy layers, the layer
+    summary loop, init_cnn applied after a dry run (type(module) == nn.Linear), an Accumulator
+    of metrics, evaluate_accuracy under eval/no_grad, a LeNet with LazyBatchNorm2d."""
+    nn = torch.nn
+
+    class Accumulator:
+        """For accumulating sums over n variables."""
+        def __init__(self, n):
+            self.data = [0.0] * n
+
+        def add(self, *args):
+            self.data = [a + float(b) for a, b in zip(self.data, args)]
+
+        def __getitem__(self, idx):
+            return self.data[idx]
+
+    def accuracy(y_hat, y):
+        if len(y_hat.shape) > 1 and y_hat.shape[1] > 1:
+            y_hat = y_hat.argmax(axis=1)
+        cmp = y_hat.type(y.dtype) == y
+        return float(cmp.type(y.dtype).sum())
+
+    def evaluate_accuracy(net, data_iter):
+        if isinstance(net, torch.nn.Module):
+            net.eval()
+        metric = Accumulator(2)
+        with torch.no_grad():
+            for X, y in data_iter:
+                metric.add(accuracy(net(X), y), y.numel())
+        return metric[0] / metric[1]
+
+    def init_cnn(module):
+        if type(module) == nn.Linear or type(module) == nn.Conv2d:
+            with torch.no_grad():  # (xavier_uniform_ in d2l: here the same numbers in both)
+                rng = np.random.default_rng(module.weight.numel())
+                fan_in, fan_out = module.weight[0].numel(), module.weight.shape[0]
+                bound = (6 / (fan_in + fan_out)) ** 0.5 * 1.0
+                module.weight.copy_(torch.from_numpy(
+                    rng.uniform(-bound, bound, tuple(module.weight.shape)).astype(np.float32)))
+                module.bias.zero_()
+
+    def lenet(batch_norm=False):
+        bn = (lambda: [nn.LazyBatchNorm2d()]) if batch_norm else (lambda: [])
+        return nn.Sequential(
+            nn.LazyConv2d(6, kernel_size=5, padding=2), *bn(), nn.Sigmoid(),
+            nn.AvgPool2d(kernel_size=2, stride=2),
+            nn.LazyConv2d(16, kernel_size=3), *bn(), nn.Sigmoid(),
+            nn.Flatten(),
+            nn.LazyLinear(120), nn.Sigmoid(),
+            nn.LazyLinear(84), nn.Sigmoid(),
+            nn.LazyLinear(10))
+
+    X = torch.from_numpy(images).unsqueeze(1)
+    y = torch.from_numpy(labels)
+    data = torch.utils.data
+    train_iter = data.DataLoader(data.TensorDataset(X[:320], y[:320]), batch_size=64)
+    test_iter = data.DataLoader(data.TensorDataset(X[320:], y[320:]), batch_size=80)
+    results = {}
+    for batch_norm in (False, True):
+        net = lenet(batch_norm)
+        print(net[0])
+        Xs = torch.zeros(1, 1, 8, 8)
+        for layer in net:
+            Xs = layer(Xs)
+            print(layer.__class__.__name__, "output shape:\t", Xs.shape)
+        net.apply(init_cnn)
+        print(sum(p.numel() for p in net.parameters()), [type(m).__name__ for m in net][:3])
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.9 if not batch_norm else 0.1)
+        loss = nn.CrossEntropyLoss()
+        history = []
+        for epoch in range(3):
+            metric = Accumulator(3)
+            net.train()
+            for X_, y_ in train_iter:
+                optimizer.zero_grad()
+                y_hat = net(X_)
+                l = loss(y_hat, y_)
+                l.backward()
+                optimizer.step()
+                with torch.no_grad():
+                    metric.add(l * X_.shape[0], accuracy(y_hat, y_), X_.shape[0])
+            train_l, train_acc = metric[0] / metric[2], metric[1] / metric[2]
+            test_acc = evaluate_accuracy(net, test_iter)
+            history.append(train_l)
+            print(f"epoch {epoch + 1}, loss {train_l:.3f}, train acc {train_acc:.3f}, "
+                  f"test acc {test_acc:.3f}")
+        results[f"history_bn{batch_norm}"] = history
+    return results
+
+
+def test_d2l_lenet(digits):
+    images, labels = digits
+    out = _check_printed(d2l_lenet, images=images, labels=labels)
+    assert "LazyConv2d(0, 6," in out and "['Conv2d', 'BatchNorm2d', 'Sigmoid']" in out
