@@ -504,6 +504,13 @@ CASES: dict[str, list[G]] = {
                                            [R(1, 1, *(4,) * d)])] for d in (1, 2, 3)},
     **{f"UpsampleNearestExact{d}DBackward0": [G(lambda t, a: nnf(t).interpolate(
         a, scale_factor=1.5, mode="nearest-exact"), [R(1, 2, *(3,) * d)])] for d in (1, 2, 3)},
+    "AffineGridGeneratorBackward0": [G(lambda t, a: nnf(t).affine_grid(a, [2, 1, 3, 4],
+                                                                      align_corners=False),
+                                       [R(2, 2, 3)])],
+    # grid points off the pixel lattice (U: in (0.1, 0.9) of the [-1, 1] range)
+    "GridSampler2DBackward0": [G(lambda t, a, g: nnf(t).grid_sample(a, g * 1.6 - 0.8,
+                                                                    align_corners=False),
+                                 [R(1, 2, 3, 4), U(1, 2, 3, 2)])],
     "UpsampleLinear1DBackward0": [G(lambda t, a: nnf(t).interpolate(a, size=5, mode="linear"),
                                     [R(1, 2, 3)])],
     "UpsampleBilinear2DBackward0": [G(lambda t, a: nnf(t).interpolate(
