@@ -12,7 +12,8 @@ attention and the chatbot tutorial (Luong attention), gradient accumulation unde
 autocast with a checkpoint, a dict Dataset with a collate_fn and samplers, einsum-heavy
 attention, a LLaMA-style decoder (RMSNorm, rotary embeddings, grouped-query attention, a KV
 cache), metric learning (triplet and cosine-embedding losses, k-NN by cdist and mode) and
-Dive into Deep Learning's LeNet (lazy layers, init after a dry run, an Accumulator);
+Dive into Deep Learning's LeNet (lazy layers, init after a dry run, an Accumulator), the
+spatial transformer tutorial (affine_grid, grid_sample);
 ``python -m bench programs`` times them against torch). It takes
 the library as its ``torch`` argument and never looks at which one it got. Both runs start from the
 same weights (set from a NumPy generator, the way a program loads pretrained values) and the same
@@ -2885,3 +2886,107 @@ def test_d2l_lenet(digits):
     images, labels = digits
     out = _check_printed(d2l_lenet, images=images, labels=labels)
     assert "LazyConv2d(0, 6," in out and "['Conv2d', 'BatchNorm2d', 'Sigmoid']" in out
+
+
+def spatial_transformer(torch, images, labels):
+    """The official "Spatial Transformer Networks" tutorial on 8x8 digits: a localization network
+    regresses an affine theta (its last layer initialised to the identity), F.affine_grid and
+    F.grid_sample warp the input, then a small classifier; train() and test() as in the tutorial."""
+    import warnings
+    nn, F, optim = torch.nn, torch.nn.functional, torch.optim
+    data = torch.utils.data
+    train_loader = data.DataLoader(data.TensorDataset(torch.from_numpy(images[:256]).unsqueeze(1),
+                                                      torch.from_numpy(labels[:256])), batch_size=64)
+    test_loader = data.DataLoader(data.TensorDataset(torch.from_numpy(images[256:]).unsqueeze(1),
+                                                     torch.from_numpy(labels[256:])), batch_size=72)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 6, kernel_size=3, padding=1)
+            self.conv2 = nn.Conv2d(6, 12, kernel_size=3)
+            self.conv2_drop = nn.Dropout2d(p=0.0)
+            self.fc1 = nn.Linear(12 * 1 * 1, 32)
+            self.fc2 = nn.Linear(32, 10)
+            # Spatial transformer localization-network
+            self.localization = nn.Sequential(nn.Conv2d(1, 4, kernel_size=3), nn.MaxPool2d(2, stride=2),
+                                              nn.ReLU(True), nn.Conv2d(4, 6, kernel_size=3), nn.ReLU(True))
+            # Regressor for the 3 * 2 affine matrix
+            self.fc_loc = nn.Sequential(nn.Linear(6 * 1 * 1, 16), nn.ReLU(True), nn.Linear(16, 3 * 2))
+
+        def init_identity(self):
+            # Initialize the weights/bias with identity transformation
+            self.fc_loc[2].weight.data.zero_()
+            self.fc_loc[2].bias.data.copy_(torch.tensor([1, 0, 0, 0, 1, 0], dtype=torch.float))
+
+        # Spatial transformer network forward function
+        def stn(self, x):
+            xs = self.localization(x)
+            xs = xs.view(-1, 6 * 1 * 1)
+            theta = self.fc_loc(xs)
+            theta = theta.view(-1, 2, 3)
+            grid = F.affine_grid(theta, x.size())
+            x = F.grid_sample(x, grid)
+            return x
+
+        def forward(self, x):
+            x = self.stn(x)
+            x = F.relu(F.max_pool2d(self.conv1(x), 2))
+            x = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
+            x = x.view(-1, 12 * 1 * 1)
+            x = F.relu(self.fc1(x))
+            x = F.dropout(x, training=False)
+            x = self.fc2(x)
+            return F.log_softmax(x, dim=1)
+
+    model = Net()
+    _set_weights(torch, model, 101)
+    model.init_identity()
+    optimizer = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    out = {"train": [], "test": []}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+
+        def train(epoch):
+            model.train()
+            for batch_idx, (data_, target) in enumerate(train_loader):
+                optimizer.zero_grad()
+                output = model(data_)
+                loss = F.nll_loss(output, target)
+                loss.backward()
+                optimizer.step()
+                out["train"].append(loss.item())
+                if batch_idx % 2 == 0:
+                    print(f"Train Epoch: {epoch} [{batch_idx * len(data_)}/{len(train_loader.dataset)} "
+                          f"({100. * batch_idx / len(train_loader):.0f}%)]\tLoss: {loss.item():.6f}")
+
+        def test():
+            with torch.no_grad():
+                model.eval()
+                test_loss, correct = 0, 0
+                for data_, target in test_loader:
+                    output = model(data_)
+                    test_loss += F.nll_loss(output, target, size_average=False).item()
+                    pred = output.max(1, keepdim=True)[1]
+                    correct += pred.eq(target.view_as(pred)).sum().item()
+                test_loss /= len(test_loader.dataset)
+                out["test"].append(test_loss)
+                print(f"\nTest set: Average loss: {test_loss:.4f}, Accuracy: {correct}/"
+                      f"{len(test_loader.dataset)} ({100. * correct / len(test_loader.dataset):.0f}%)\n")
+
+        for epoch in range(1, 3):
+            train(epoch)
+            test()
+        with torch.no_grad():
+            x = next(iter(test_loader))[0][:2]
+            warped = model.stn(x)
+        print(warped.shape, (warped - x).abs().max().item() < 1.0)
+    print(sorted({str(w.message)[:60] for w in caught}), len(caught) > 0)
+    out["warped"] = warped.numpy()
+    return out
+
+
+def test_spatial_transformer(digits):
+    images, labels = digits
+    out = _check_printed(spatial_transformer, images=images, labels=labels)
+    assert "Test set: Average loss" in out and "Default grid_sample and affine_grid" in out
