@@ -127,16 +127,18 @@ def _refuse_float8(name: str, args: tuple, kwargs: dict) -> None:
 
 # normalizations whose CPU kernels take a bfloat16 input with float32 parameters (running stats,
 # weight, bias) and return bfloat16 ("mixed dtype"): the other mix is refused
-MIXED_DTYPE_NORMS = {"layer_norm", "batch_norm", "group_norm", "instance_norm"}
+MIXED_DTYPE_NORMS = {"layer_norm", "batch_norm", "group_norm", "instance_norm", "rms_norm"}
 
 
-def _mixed_norm_input(args: tuple, kwargs: dict) -> bool:
+def _mixed_norm_input(fn_name: str, args: tuple, kwargs: dict) -> bool:
     """A norm's bfloat16 input with float32 parameters: True (its result is rounded back)."""
     x = args[0] if args else kwargs.get("input")
     params = [v for v in (*args[1:], *kwargs.values())
               if isinstance(v, Tensor) and v is not x and v.is_floating_point()]
     if all(p.dtype is x.dtype for p in params):
         return False
+    if fn_name == "rms_norm":  # a composite in torch: its result is cast to the input's dtype
+        return _is_low(x)
     if not (_is_low(x) and all(p.dtype is D.float32 for p in params)):
         raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
     return True
@@ -148,7 +150,7 @@ def _float32_compute(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         _refuse_float8(name, args, kwargs)
-        if name in MIXED_DTYPE_NORMS and _mixed_norm_input(args, kwargs):
+        if name in MIXED_DTYPE_NORMS and _mixed_norm_input(name, args, kwargs):
             return _down(fn(*[_up(a) for a in args], **{k: _up(v) for k, v in kwargs.items()}))
         asked = kwargs.get("dtype") is D.bfloat16
         if not asked and not any(_is_low(x) or (isinstance(x, (list, tuple)) and x and

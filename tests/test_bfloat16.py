@@ -290,6 +290,8 @@ def _mixed_norms(lib):
              "group_norm": lambda: F.group_norm(xb.view(4, 3, 1), 1, w, b),
              "instance_norm": lambda: F.instance_norm(xb.view(1, 4, 3), weight=lib.ones(4)),
              "module": lambda: lib.nn.LayerNorm(3)(xb),
+             "rms_norm": lambda: F.rms_norm(xb, (3,), w),
+             "rms_norm_float32_input": lambda: F.rms_norm(x, (3,), w.bfloat16()),
              "prelu": lambda: F.prelu(xb, lib.ones(1).bfloat16() * 0.5),
              "float32_input": lambda: F.layer_norm(x, (3,), w.bfloat16(), b.bfloat16()),
              "bfloat16_running_mean": lambda: F.batch_norm(xb, lib.zeros(3).bfloat16(),

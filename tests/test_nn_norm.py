@@ -266,7 +266,8 @@ def _rms_norm_run(lib):
             "float64": F.rms_norm(x.detach().double(), (4,)),
             "text": [y1.grad_fn.name(), y2.grad_fn.name(), repr(layer), errors,
                      repr(lib.nn.RMSNorm([4], eps=1e-6, elementwise_affine=False)),
-                     str(F.rms_norm(x.bfloat16(), (4,), lib.ones(4)).dtype)]}
+                     str(F.rms_norm(x.bfloat16(), (4,), lib.ones(4)).dtype),
+                     str(F.rms_norm(x.double(), (4,), lib.ones(4)).dtype)]}
 
 
 def test_rms_norm_matches_torch():

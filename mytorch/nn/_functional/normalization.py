@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -431,6 +432,11 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
 
 
 # ----------------------------------------------------------------------------- rms_norm
+_RMS_WARNED: list[bool] = []
+_C10_NAMES = {D.float32: "float", D.float64: "double", D.float16: "c10::Half",
+              D.bfloat16: "c10::BFloat16"}
+
+
 def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """Divide by the root mean square over the last ``len(normalized_shape)`` dims (no centring),
@@ -445,6 +451,12 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
     if weight is not None and weight._data.shape != ns:
         raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got "
                            f"weight of shape {list(weight.shape)} and normalized_shape = {list(ns)}")
+    if weight is not None and weight.dtype is not input.dtype and not _RMS_WARNED:
+        _RMS_WARNED.append(True)  # (torch warns once per process)
+        warnings.warn(f"Mismatch dtype between input and weight: input dtype = "
+                      f"{_C10_NAMES.get(input.dtype, input.dtype)}, weight dtype = "
+                      f"{_C10_NAMES.get(weight.dtype, weight.dtype)}, Cannot dispatch to fused "
+                      "implementation.", stacklevel=2)
     if eps is None:
         eps = float(np.finfo(np.float64 if input.dtype is D.float64 else np.float32).eps)
     dims = tuple(range(input.dim() - len(ns), input.dim()))
