@@ -16,6 +16,7 @@ first, so that a cast-down op computes in float32 and rounds once, as torch's CP
 from __future__ import annotations
 
 import functools
+import inspect
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -119,8 +120,8 @@ def _autocasting(policy: str | Callable[..., str | None]) -> Callable[[Callable]
 
 def _wrap(holder: Any, names: list[str], make: Callable, replaced: dict) -> None:
     for name in names:
-        fn = holder.__dict__.get(name)
-        if fn is None or not callable(fn) or hasattr(fn, "__autocast_original__"):
+        fn = holder.__dict__.get(name)  # (a routine: not the placeholder of a name left out)
+        if not inspect.isroutine(fn) or hasattr(fn, "__autocast_original__"):
             continue
         if id(fn) not in replaced:
             replaced[id(fn)] = make(fn)

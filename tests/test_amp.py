@@ -184,3 +184,11 @@ def test_autocast_survives_the_bfloat16_wrappers_being_reinstalled():
     with mytorch.autocast("cpu"):
         assert (x @ x.T).dtype is mytorch.bfloat16
         assert mytorch.nn.functional.mse_loss(x.bfloat16(), x).dtype is mytorch.float32
+
+
+def test_autocast_leaves_the_placeholders_of_names_left_out_alone():
+    with mytorch.autocast("cpu"):
+        pass
+    assert type(mytorch.polar).__name__ == "Unsupported"  # (torch.polar: not implemented)
+    with pytest.raises(NotImplementedError, match="torch.polar"):
+        mytorch.polar(mytorch.ones(1), mytorch.ones(1))
