@@ -1520,7 +1520,8 @@ def nn_really(torch, images, labels):
     TensorDataset, DataLoader = torch.utils.data.TensorDataset, torch.utils.data.DataLoader
     rng = np.random.default_rng(21)
     x_train, y_train, x_valid, y_valid = map(
-        torch.tensor, (images[:320].reshape(320, 64), labels[:320], images[320:].reshape(80, 64), labels[320:]))
+        torch.tensor,
+        (images[:320].reshape(320, 64), labels[:320], images[320:].reshape(80, 64), labels[320:]))
     n, c = x_train.shape
     print(x_train, y_train)
     print(x_train.shape)
@@ -1916,12 +1917,13 @@ def test_resnet(digits):
     assert "5122" in out and "layer2.0.downsample.1" in out
 
 
-PAIRS = [("je suis grand", "i am tall"), ("je suis petit", "i am small"), ("tu es grand", "you are tall"),
-         ("il est petit", "he is small"), ("elle est grande", "she is tall"), ("nous sommes grands", "we are tall"),
-         ("je suis content", "i am happy"), ("tu es triste", "you are sad"), ("il est content", "he is happy"),
-         ("elle est triste", "she is sad"),
-         ("je suis tres grand", "i am very tall"), ("bonjour", "hello"), ("il est tres petit", "he is very small"),
-         ("merci", "thank you")]
+PAIRS = [("je suis grand", "i am tall"), ("je suis petit", "i am small"),
+         ("tu es grand", "you are tall"), ("il est petit", "he is small"),
+         ("elle est grande", "she is tall"), ("nous sommes grands", "we are tall"),
+         ("je suis content", "i am happy"), ("tu es triste", "you are sad"),
+         ("il est content", "he is happy"), ("elle est triste", "she is sad"),
+         ("je suis tres grand", "i am very tall"), ("bonjour", "hello"),
+         ("il est tres petit", "he is very small"), ("merci", "thank you")]
 
 
 def seq2seq_attention(torch):
@@ -2144,7 +2146,8 @@ def accumulate_autocast_checkpoint(torch, images, labels):
                     optimizer.zero_grad(set_to_none=True)
             val_loss, acc = evaluate(model)
             scheduler.step(val_loss)
-            print(f"epoch {epoch}: val_loss {val_loss:.3f} acc {acc:.3f} lr {optimizer.param_groups[0]['lr']:.2e}")
+            print(f"epoch {epoch}: val_loss {val_loss:.3f} acc {acc:.3f} "
+                  f"lr {optimizer.param_groups[0]['lr']:.2e}")
             if val_loss < best:
                 best, bad_epochs = val_loss, 0
                 checkpoint.seek(0)
@@ -2171,7 +2174,8 @@ def accumulate_autocast_checkpoint(torch, images, labels):
     scheduler = optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="min", factor=0.5, patience=0)
     scheduler.load_state_dict(ckpt["scheduler_state_dict"])
     print("resuming from epoch", ckpt["epoch"] + 1, f"loss {ckpt['loss']:.3f}",
-          sorted(ckpt["optimizer_state_dict"]["state"][0]), ckpt["optimizer_state_dict"]["param_groups"][0]["lr"])
+          sorted(ckpt["optimizer_state_dict"]["state"][0]),
+          ckpt["optimizer_state_dict"]["param_groups"][0]["lr"])
     print(f"{evaluate(model)[0]:.3f}")
     best = train(model, optimizer, scheduler, ckpt["epoch"] + 1, 8, best=ckpt["loss"])
     return {"best": best, "w": model[0].weight.detach().numpy()}
@@ -2301,7 +2305,8 @@ def einsum_attention(torch):
     # batched outer products and their trace, diag
     u, v = t(B, D), t(B, D)
     outer = torch.einsum("bi,bj->bij", u, v)
-    print(torch.allclose(outer, u.unsqueeze(2) * v.unsqueeze(1)), torch.einsum("bii->b", outer).round(decimals=4))
+    print(torch.allclose(outer, u.unsqueeze(2) * v.unsqueeze(1)),
+          torch.einsum("bii->b", outer).round(decimals=4))
     print(torch.einsum("ii", W.detach()).round(decimals=4), torch.einsum("ij->j", W.detach()).shape)
     # torch.where, a loss, and the gradients of everything
     gated = torch.where(out > 0, out, 0.1 * out)

@@ -12,4 +12,5 @@ from .parameter import Parameter, UninitializedBuffer, UninitializedParameter
 from . import parallel  # noqa: E402,F401
 from .parallel import DataParallel  # noqa: E402,F401
 
-__all__ = ["Parameter", "UninitializedBuffer", "UninitializedParameter", "functional", "init", "parallel", "DataParallel", *_modules_all]
+__all__ = ["Parameter", "UninitializedBuffer", "UninitializedParameter", "functional", "init",
+           "parallel", "DataParallel", *_modules_all]
