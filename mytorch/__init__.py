@@ -113,6 +113,7 @@ from ._runtime import (compile, get_float32_matmul_precision, get_num_interop_th
                        set_num_threads)
 from . import amp  # noqa: E402  (GradScaler; torch.cuda.amp below)
 from .amp import autocast  # noqa: E402
+from .amp.autocast_mode import get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from .cuda import amp as _cuda_amp  # noqa: E402,F401
 from ._devices_absent import cpu, mps, xpu  # noqa: F401,E402  (mps/xpu: is_available() is False)
 from . import _unsupported  # noqa: E402
@@ -125,6 +126,9 @@ _bfloat16._mark_originals()  # (pickled references to an op stay valid once wrap
 _dtype.ON_EXTENSION_LOAD.append(_bfloat16.install)  # bfloat16 ops compute in float32, as torch's
 if _dtype._EXTENSION_NP:  # (a bfloat16 dtype was already used while mytorch was importing)
     _bfloat16.install()
+from . import _autocast  # noqa: E402
+
+amp.autocast_mode.ON_ENABLE.append(_autocast.install)  # autocast's ops, wrapped when first on
 import math as _math  # noqa: E402
 
 e, pi, inf, nan = _math.e, _math.pi, _math.inf, _math.nan
@@ -151,7 +155,7 @@ def _accept_numpy_names() -> None:
     both = ("all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "argsort", "chunk",
             "count_nonzero", "cross", "cummax", "cummin", "cumprod", "cumsum", "gather",
             "index_add", "index_copy", "index_fill", "index_select", "kthvalue", "logsumexp",
-            "max", "mean", "median", "min", "nanmean", "nansum", "narrow", "narrow_copy", "prod",
+            "max", "mean", "median", "min", "mode", "nanmean", "nansum", "narrow", "narrow_copy", "prod",
             "repeat_interleave", "scatter", "scatter_add", "scatter_reduce", "select", "sort",
             "squeeze", "std", "sum", "take_along_dim", "tensor_split", "topk", "unbind",
             "unsqueeze", "var")

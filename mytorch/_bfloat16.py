@@ -24,6 +24,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from . import _dtype as D
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
@@ -40,7 +42,8 @@ __rmatmul__
 exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan tanh sinh cosh asin acos atan asinh
 acosh atanh arcsin arccos arctan sigmoid logit erf erfc erfinv lgamma digamma atan2 clamp clip
 lerp softmax log_softmax
-gelu silu elu selu celu leaky_relu rrelu softplus mish hardswish hardsigmoid logsigmoid tanhshrink
+gelu silu elu selu celu leaky_relu rrelu prelu softplus mish hardswish hardsigmoid logsigmoid
+tanhshrink
 softsign layer_norm group_norm batch_norm instance_norm rms_norm linear bilinear conv1d conv2d
 conv3d conv_transpose1d conv_transpose2d conv_transpose3d max_pool1d max_pool2d avg_pool1d
 avg_pool2d adaptive_avg_pool1d adaptive_avg_pool2d adaptive_max_pool2d mse_loss l1_loss
@@ -83,6 +86,10 @@ def _down(r: Any) -> Any:
     if isinstance(r, Tensor):
         if r.dtype is not D.float32:
             return r
+        # rounded in place first: a backward that reads the output (tanh, sigmoid, exp, softmax)
+        # reads the bfloat16 values torch's kernel saved, not the float32 ones before rounding
+        if isinstance(r._data, np.ndarray) and r._data.flags.writeable:
+            r._data[...] = r._data.astype(D._load_ml_dtypes()["bfloat16"])
         out = r.to(D.bfloat16)
         made = out.grad_fn
         if r.grad_fn is not None and made is not None:  # torch's one node, called as the op's
@@ -119,12 +126,33 @@ def _refuse_float8(name: str, args: tuple, kwargs: dict) -> None:
                                       f"'{D._scalar_name(x.dtype)}'")
 
 
+# normalizations whose CPU kernels take a bfloat16 input with float32 parameters (running stats,
+# weight, bias) and return bfloat16 ("mixed dtype"): the other mix is refused
+MIXED_DTYPE_NORMS = {"layer_norm", "batch_norm", "group_norm", "instance_norm", "rms_norm"}
+
+
+def _mixed_norm_input(fn_name: str, args: tuple, kwargs: dict) -> bool:
+    """A norm's bfloat16 input with float32 parameters: True (its result is rounded back)."""
+    x = args[0] if args else kwargs.get("input")
+    params = [v for v in (*args[1:], *kwargs.values())
+              if isinstance(v, Tensor) and v is not x and v.is_floating_point()]
+    if all(p.dtype is x.dtype for p in params):
+        return False
+    if fn_name == "rms_norm":  # a composite in torch: its result is cast to the input's dtype
+        return _is_low(x)
+    if not (_is_low(x) and all(p.dtype is D.float32 for p in params)):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    return True
+
+
 def _float32_compute(fn: Callable) -> Callable:
     name = fn.__name__
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         _refuse_float8(name, args, kwargs)
+        if name in MIXED_DTYPE_NORMS and _mixed_norm_input(name, args, kwargs):
+            return _down(fn(*[_up(a) for a in args], **{k: _up(v) for k, v in kwargs.items()}))
         asked = kwargs.get("dtype") is D.bfloat16
         if not asked and not any(_is_low(x) or (isinstance(x, (list, tuple)) and x and
                                                 any(_is_low(v) for v in x))

@@ -263,3 +263,56 @@ def test_edges_as_torch(case):
             fn(mytorch)
         return
     assert fn(mytorch) == ref
+
+
+@pytest.mark.parametrize("op", ["tanh", "sigmoid", "exp", "sqrt", "softmax"])
+def test_backward_reads_the_rounded_output(op):
+    """A backward that reads the op's output reads the bfloat16 values torch's kernel saved."""
+    grads = []
+    for lib in (mytorch, torch):
+        rng = np.random.default_rng(1)
+        x = lib.from_numpy(rng.random((5, 4)).astype(np.float32)).bfloat16().requires_grad_()
+        g = lib.from_numpy(rng.standard_normal((5, 4)).astype(np.float32)).bfloat16()
+        y = lib.softmax(x, -1) if op == "softmax" else getattr(lib, op)(x)
+        (y * g).sum().backward()
+        grads.append(x.grad.float().numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
+def _mixed_norms(lib):
+    F = lib.nn.functional
+    x = lib.from_numpy(np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32))
+    xb, w, b = x.bfloat16(), lib.ones(3) * 1.5, lib.zeros(3) + 0.25
+    out = {}
+    cases = {"layer_norm": lambda: F.layer_norm(xb, (3,), w, b),
+             "batch_norm_train": lambda: F.batch_norm(xb, lib.zeros(3), lib.ones(3), w, b, True),
+             "batch_norm_eval": lambda: F.batch_norm(xb, lib.zeros(3), lib.ones(3), w, b),
+             "group_norm": lambda: F.group_norm(xb.view(4, 3, 1), 1, w, b),
+             "instance_norm": lambda: F.instance_norm(xb.view(1, 4, 3), weight=lib.ones(4)),
+             "module": lambda: lib.nn.LayerNorm(3)(xb),
+             "rms_norm": lambda: F.rms_norm(xb, (3,), w),
+             "rms_norm_float32_input": lambda: F.rms_norm(x, (3,), w.bfloat16()),
+             "prelu": lambda: F.prelu(xb, lib.ones(1).bfloat16() * 0.5),
+             "float32_input": lambda: F.layer_norm(x, (3,), w.bfloat16(), b.bfloat16()),
+             "bfloat16_running_mean": lambda: F.batch_norm(xb, lib.zeros(3).bfloat16(),
+                                                           lib.ones(3), w, b, True)}
+    for k, f in cases.items():
+        try:
+            v = f()
+            out[k] = (str(v.dtype), v.float().detach().numpy())
+        except RuntimeError as e:
+            out[k] = str(e)
+    return out
+
+
+def test_norms_take_a_bfloat16_input_with_float32_parameters():
+    """torch's CPU "mixed dtype" norms: bfloat16 in, float32 weight/bias/stats, bfloat16 out;
+    the other mixes are refused with torch's message. (prelu on bfloat16, too.)"""
+    mine, ref = _mixed_norms(mytorch), _mixed_norms(torch)
+    assert mine.keys() == ref.keys()
+    for k in ref:
+        if isinstance(ref[k], str):
+            assert mine[k] == ref[k], k
+        else:
+            assert mine[k][0] == ref[k][0], k
+            np.testing.assert_array_equal(mine[k][1], ref[k][1], err_msg=k)

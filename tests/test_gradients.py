@@ -163,7 +163,8 @@ CASES: dict[str, list[G]] = {
     "SubBackward0": [G(lambda t, a, b: t.sub(a, b, alpha=3), [R(2, 1), R(1, 3)]),
                      G(lambda t, a, b: a.clone().sub_(b), [R(3), R(3)])],
     "MulBackward0": [G(lambda t, a, b: a * b, [R(2, 3), R(2, 1)]),
-                     G(lambda t, a, b: a.clone().mul_(b), [R(3), R(3)])],
+                     G(lambda t, a, b: a.clone().mul_(b), [R(3), R(3)]),
+                     G(lambda t, a, b: t.einsum("bi,bj->bij", a, b), [R(2, 3), R(2, 2)])],
     "NegBackward0": [G(lambda t, a: -a, [R(3)])],
     "DivBackward0": [G(lambda t, a, b: a / b, [R(2, 3), P(3)])],
     "DivBackward2": [G(lambda t, a, b: t.div(a, b, rounding_mode="floor"), [R(3), P(3)], "nogc")],
@@ -238,7 +239,8 @@ CASES: dict[str, list[G]] = {
     # ------------------------------------------------------------------ reductions
     "SumBackward0": [G(lambda t, a: a.sum(), [R(2, 3)])],
     "SumBackward1": [G(lambda t, a: a.sum(1, keepdim=True), [R(2, 3)]),
-                     G(lambda t, a: a.sum((0, -1)), [R(2, 3, 2)])],
+                     G(lambda t, a: a.sum((0, -1)), [R(2, 3, 2)]),
+                     G(lambda t, a: t.einsum("bii->b", a), [R(2, 3, 3)])],
     "NansumBackward0": [G(lambda t, a: a.nansum(0), [R(2, 3)])],
     "MeanBackward0": [G(lambda t, a: a.mean(), [R(2, 3)])],
     "MeanBackward1": [G(lambda t, a: a.mean(-1), [R(2, 3)])],
@@ -272,8 +274,13 @@ CASES: dict[str, list[G]] = {
     "KthvalueBackward0": [G(lambda t, a: a.kthvalue(2, 1).values, [D(2, 4)])],
     "MedianBackward0": [G(lambda t, a: a.median(), [D(5)])],
     "MedianBackward1": [G(lambda t, a: a.median(1).values, [D(2, 5)])],
+    "ModeBackward0": [G(lambda t, a: a.mode(1).values, [D(2, 5)])],
     # ------------------------------------------------------------------ shapes and views
-    "ViewBackward0": [G(lambda t, a: a.view(3, 2), [R(2, 3)])],
+    "ViewBackward0": [G(lambda t, a: a.view(3, 2), [R(2, 3)]),
+                      # einsum: a letter summed away over two operands ends in bmm and a view
+                      G(lambda t, a, b: t.einsum("ij,jk->ik", a, b), [R(2, 3), R(3, 2)]),
+                      G(lambda t, a, b, c: t.einsum("bid,de,bje->bij", a, b, c),
+                        [R(2, 3, 2), R(2, 2), R(2, 3, 2)])],
     "UnsafeViewBackward0": [G(lambda t, a: a.t().reshape(6), [R(2, 3)]),
                             G(lambda t, a, b: t.matmul(a, b), [R(2, 2, 3), R(3, 2)])],
     "CloneBackward0": [G(lambda t, a: a.clone(), [R(3)])],
@@ -371,7 +378,6 @@ CASES: dict[str, list[G]] = {
     "AddbmmBackward0": [G(lambda t, c, a, b: t.addbmm(c, a, b), [R(2, 2), R(2, 2, 3), R(2, 3, 2)])],
     "BaddbmmBackward0": [G(lambda t, c, a, b: t.baddbmm(c, a, b), [R(2, 2, 2), R(2, 2, 3),
                                                                    R(2, 3, 2)])],
-    "EinsumBackward0": [G(lambda t, a, b: t.einsum("ij,jk->ik", a, b), [R(2, 3), R(3, 2)])],
     "LinalgInvExBackward0": [G(lambda t, a: t.inverse(a), [SPD(3)])],
     "LinalgDetBackward0": [G(lambda t, a: t.det(a), [R(3, 3)])],
     "LinalgSlogdetBackward0": [G(lambda t, a: t.linalg.slogdet(a)[1], [R(3, 3)])],
@@ -506,6 +512,13 @@ CASES: dict[str, list[G]] = {
                                            [R(1, 1, *(4,) * d)])] for d in (1, 2, 3)},
     **{f"UpsampleNearestExact{d}DBackward0": [G(lambda t, a: nnf(t).interpolate(
         a, scale_factor=1.5, mode="nearest-exact"), [R(1, 2, *(3,) * d)])] for d in (1, 2, 3)},
+    "AffineGridGeneratorBackward0": [G(lambda t, a: nnf(t).affine_grid(a, [2, 1, 3, 4],
+                                                                      align_corners=False),
+                                       [R(2, 2, 3)])],
+    # grid points off the pixel lattice (U: in (0.1, 0.9) of the [-1, 1] range)
+    "GridSampler2DBackward0": [G(lambda t, a, g: nnf(t).grid_sample(a, g * 1.6 - 0.8,
+                                                                    align_corners=False),
+                                 [R(1, 2, 3, 4), U(1, 2, 3, 2)])],
     "UpsampleLinear1DBackward0": [G(lambda t, a: nnf(t).interpolate(a, size=5, mode="linear"),
                                     [R(1, 2, 3)])],
     "UpsampleBilinear2DBackward0": [G(lambda t, a: nnf(t).interpolate(

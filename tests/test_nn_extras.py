@@ -326,3 +326,53 @@ def test_set_submodule_errors_match_torch(fn):
 ], ids=lambda c: c.name)
 def test_softmax_as_torch_function_and_tensor_method(case):
     check(case)
+
+
+def _spatial_transform(lib, mode, padding_mode, align_corners):
+    F = lib.nn.functional
+    rng = np.random.default_rng(0)
+    x = lib.from_numpy(rng.standard_normal((2, 3, 5, 6)).astype(np.float32)).requires_grad_()
+    theta = lib.from_numpy((np.array([[1.1, 0.2, 0.1], [-0.1, 0.9, 0.3]])
+                            + rng.standard_normal((2, 2, 3)) * 0.3).astype(np.float32))
+    theta.requires_grad_()
+    grid = F.affine_grid(theta, [2, 3, 4, 7], align_corners=align_corners)
+    out = F.grid_sample(x, grid, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+    g = lib.from_numpy(rng.standard_normal(tuple(out.shape)).astype(np.float32))
+    (out * g).sum().backward()
+    return ([grid.detach().numpy(), out.detach().numpy(), x.grad.numpy(), theta.grad.numpy()],
+            [grid.grad_fn.name(), out.grad_fn.name()])
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_affine_grid_and_grid_sample_match_torch(mode, padding_mode, align_corners):
+    """The spatial transformer tutorial's two functions: values and gradients (input and theta)."""
+    mine, ref = (_spatial_transform(lib, mode, padding_mode, align_corners)
+                 for lib in (mytorch, torch))
+    for m, r in zip(mine[0], ref[0], strict=True):
+        np.testing.assert_allclose(m, r, rtol=1e-5, atol=2e-5)
+    assert mine[1] == ref[1]
+
+
+def test_grid_sample_checks_and_warnings_match_torch():
+    got = []
+    for lib in (mytorch, torch):
+        F = lib.nn.functional
+        x, theta = lib.ones(2, 1, 3, 3), lib.eye(2, 3).expand(2, 2, 3)
+        with pytest.warns(UserWarning, match="Default grid_sample and affine_grid behavior"):
+            grid = F.affine_grid(theta, [2, 1, 3, 3])
+        with pytest.warns(UserWarning, match="Default grid_sample and affine_grid behavior"):
+            F.grid_sample(x, grid)
+        errors = []
+        for bad in [lambda: F.grid_sample(x, grid, mode="area", align_corners=False),
+                    lambda: F.grid_sample(x, grid, padding_mode="wrap", align_corners=False),
+                    lambda: F.grid_sample(x[:1], grid, align_corners=False),
+                    lambda: F.grid_sample(x, grid[..., :1], align_corners=False),
+                    lambda: F.affine_grid(theta[:, :1], [2, 1, 3, 3], align_corners=False),
+                    lambda: F.affine_grid(theta.long(), [2, 1, 3, 3], align_corners=False)]:
+            with pytest.raises((ValueError, RuntimeError)) as e:
+                bad()
+            errors.append((e.type.__name__, str(e.value)))
+        got.append(errors)
+    assert got[0] == got[1]

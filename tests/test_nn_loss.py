@@ -560,3 +560,47 @@ def test_losses_stay_on_the_simulated_cuda_device(sim):
     for t in losses + [x.grad]:
         assert str(t.device) == "cuda:0"
         assert type(t._data).__name__ == "_SimulatedArray", "computed on the host"
+
+
+def _embedding_losses(lib):
+    F = lib.nn.functional
+    rng = np.random.default_rng(0)
+
+    def t(*shape):
+        return lib.from_numpy(rng.standard_normal(shape).astype(np.float32)).requires_grad_()
+
+    a, p, n = t(4, 3), t(4, 3), t(4, 3)
+    y = lib.tensor([1.0, -1, 1, -1])
+    outs = [F.triplet_margin_loss(a, p, n),
+            F.triplet_margin_loss(a, p, n, margin=2.0, p=1, swap=True, reduction="none"),
+            F.cosine_embedding_loss(a, p, y), F.cosine_embedding_loss(a, p, y, 0.2, reduction="sum"),
+            F.cosine_embedding_loss(a[0], p[0], lib.tensor(-1.0)),
+            F.margin_ranking_loss(a[:, 0], p[:, 0], y, margin=0.1),
+            F.hinge_embedding_loss(a, lib.tensor([[1.0, -1, 1]] * 4)),
+            lib.nn.TripletMarginLoss(margin=0.5)(a, p, n), lib.nn.CosineEmbeddingLoss(0.1)(a, p, y),
+            lib.nn.MarginRankingLoss(0.2, reduction="none")(a[:, 1], p[:, 1], y),
+            lib.nn.HingeEmbeddingLoss(2.0)(a.abs(), lib.ones(4, 3))]
+    sum(o.sum() for o in outs).backward()
+    errors = []
+    for bad in [lambda: F.triplet_margin_loss(a, p, n[0]),
+                lambda: F.triplet_margin_loss(a, p, n, margin=0),
+                lambda: F.cosine_embedding_loss(a, p, y[None]),
+                lambda: F.cosine_embedding_loss(a[0], p, y),
+                lambda: F.cosine_embedding_loss(a, p, y[0]),
+                lambda: F.margin_ranking_loss(a, p[:, 0], y),
+                lambda: lib.nn.TripletMarginLoss(margin=-1)]:
+        with pytest.raises((RuntimeError, ValueError)) as e:
+            bad()
+        errors.append((e.type.__name__, str(e.value)))
+    return ([o.detach().numpy() for o in outs], [o.grad_fn.name() for o in outs],
+            [a.grad.numpy(), p.grad.numpy(), n.grad.numpy()], errors,
+            [repr(lib.nn.TripletMarginLoss()), repr(lib.nn.CosineEmbeddingLoss())])
+
+
+def test_embedding_losses_match_torch():
+    """Triplet, cosine-embedding, margin-ranking and hinge-embedding losses: torch's composites
+    op for op (values, gradients, last nodes), its checks and messages."""
+    mine, ref = _embedding_losses(mytorch), _embedding_losses(torch)
+    for m, r in zip(mine[0] + mine[2], ref[0] + ref[2], strict=True):
+        np.testing.assert_allclose(m, r, rtol=1e-6, atol=1e-7)
+    assert mine[1] == ref[1] and mine[3] == ref[3] and mine[4] == ref[4]

@@ -589,3 +589,37 @@ def test_parametrize_assignment_goes_through_right_inverse() -> None:
     np.testing.assert_array_equal(lin.parametrizations.weight.original.detach().numpy(),
                                   np.full((2, 2), 0.5, np.float32))
     np.testing.assert_array_equal(lin.weight.detach().numpy(), np.ones((2, 2), np.float32))
+
+
+def _bilinear_run(lib):
+    F = lib.nn.functional
+    rng = np.random.default_rng(0)
+
+    def t(*shape):
+        return lib.from_numpy(rng.standard_normal(shape).astype(np.float32)).requires_grad_()
+
+    x1, x2, w, b = t(5, 3), t(5, 4), t(2, 3, 4), t(2)
+    y, y_nobias = F.bilinear(x1, x2, w, b), F.bilinear(x1, x2, w)
+    (y.sum() + (y_nobias ** 2).sum()).backward()
+    errors = []
+    for args in [(x1, x2[:4], w), (x1, x2[:, :3], w), (x1[:, :2], x2, w), (x1, x2, w, t(3)),
+                 (t(5, 1, 3), x2, w)]:
+        with pytest.raises(RuntimeError) as e:
+            F.bilinear(*args)
+        errors.append(str(e.value))
+    layer = lib.nn.Bilinear(3, 4, 2, bias=False)
+    return {"y": y, "x1.grad": x1.grad, "x2.grad": x2.grad, "w.grad": w.grad, "b.grad": b.grad,
+            "names": [y.grad_fn.name(), y_nobias.grad_fn.name()], "errors": errors,
+            "layer": [repr(layer), list(layer.weight.shape), layer.bias,
+                      list(layer(x1, x2).shape), list(F.bilinear(x1[0], x2[0], w, b).shape)],
+            "bound": bool(lib.nn.Bilinear(3, 4, 2).weight.abs().max() <= 1 / 3 ** 0.5)}
+
+
+def test_bilinear_matches_torch():
+    mine, ref = _bilinear_run(mytorch), _bilinear_run(torch)
+    for k in ref:
+        if isinstance(ref[k], torch.Tensor):
+            np.testing.assert_allclose(mine[k].detach().numpy(), ref[k].detach().numpy(),
+                                       rtol=1e-5, atol=1e-5, err_msg=k)
+        else:
+            assert mine[k] == ref[k], k

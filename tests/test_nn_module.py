@@ -520,6 +520,8 @@ def test_to_dtype_keeps_parameter_objects():
     assert isinstance(m.fc.weight, mytorch.nn.Parameter) and m.fc.weight.requires_grad
     m.half()
     assert m.fc.bias.dtype is mytorch.float16
+    m.bfloat16()
+    assert m.fc.bias.dtype is mytorch.bfloat16 and m.fc.weight is w and m.steps.dtype is mytorch.int64
     m.to(dtype=mytorch.float32)
     assert m.scale.dtype is mytorch.float32
     m.type(mytorch.float64)
@@ -910,3 +912,34 @@ def test_deepcopy_module():
     assert c.fc.weight is not m.fc.weight and mytorch.equal(c.fc.weight, m.fc.weight)
     assert isinstance(c.fc.weight, mytorch.nn.Parameter)
     assert [k for k, _ in c.named_parameters()] == [k for k, _ in m.named_parameters()]
+
+
+def _lazy_run(lib):
+    nn = lib.nn
+    m = nn.LazyLinear(4)
+    out = [repr(m), repr(m.weight), type(m.weight).__name__, repr(m.state_dict()),
+           len(list(m.parameters()))]
+    y = m(lib.ones(2, 3))
+    out += [type(m).__name__, repr(m), list(m.weight.shape), type(m.weight).__name__,
+            list(y.shape), m.weight.requires_grad, type(m) == nn.Linear,
+            bool(m.weight.abs().max() <= 1 / 3 ** 0.5)]
+    c = nn.LazyConv2d(6, kernel_size=5, padding=2)
+    out.append(repr(c))
+    c(lib.ones(1, 1, 8, 8))
+    out += [repr(c), type(c).__name__, list(c.weight.shape)]
+    b = nn.LazyBatchNorm2d()
+    out += [repr(b), repr(b.state_dict())]
+    b(lib.ones(2, 3, 4, 4))
+    out += [repr(b), list(b.running_mean.shape), type(b.running_mean).__name__,
+            b.num_batches_tracked.item(), sorted(b.state_dict())]
+    for bad in (lambda: nn.LazyConv2d(3, 3)(lib.ones(5)),):
+        with pytest.raises(RuntimeError) as e:
+            bad()
+        out.append(str(e.value))
+    return out
+
+
+def test_lazy_modules_match_torch():
+    """LazyLinear, LazyConv2d, LazyBatchNorm2d: placeholders until the first forward, then the
+    ordinary layer (its class, shapes, init bounds, repr), as in torch."""
+    assert _lazy_run(mytorch) == _lazy_run(torch)

@@ -247,3 +247,34 @@ def test_errors_match_torch(name, fn) -> None:
     with pytest.raises(Exception) as tinfo:
         fn(torch)
     assert str(err) == str(tinfo.value)
+
+
+def _rms_norm_run(lib):
+    F = lib.nn.functional
+    rng = np.random.default_rng(0)
+    x = lib.from_numpy(rng.standard_normal((2, 3, 4)).astype(np.float32)).requires_grad_()
+    w = lib.from_numpy(rng.standard_normal((3, 4)).astype(np.float32)).requires_grad_()
+    layer = lib.nn.RMSNorm(4)
+    y1, y2, y3 = F.rms_norm(x, (4,)), F.rms_norm(x, (3, 4), w, eps=1e-6), layer(x)
+    (y1.sum() + (y2 * y2).sum() + y3.pow(3).sum()).backward()
+    errors = []
+    for args in [(x, (3,)), (x, (4,), lib.ones(3))]:
+        with pytest.raises(RuntimeError) as e:
+            F.rms_norm(*args)
+        errors.append(str(e.value))
+    return {"y1": y1, "y2": y2, "x.grad": x.grad, "w.grad": w.grad, "layer.grad": layer.weight.grad,
+            "float64": F.rms_norm(x.detach().double(), (4,)),
+            "text": [y1.grad_fn.name(), y2.grad_fn.name(), repr(layer), errors,
+                     repr(lib.nn.RMSNorm([4], eps=1e-6, elementwise_affine=False)),
+                     str(F.rms_norm(x.bfloat16(), (4,), lib.ones(4)).dtype),
+                     str(F.rms_norm(x.double(), (4,), lib.ones(4)).dtype)]}
+
+
+def test_rms_norm_matches_torch():
+    """F.rms_norm / nn.RMSNorm (LLaMA-style blocks): torch's composite, its default eps (the
+    dtype's machine epsilon), node names, repr and messages."""
+    mine, ref = _rms_norm_run(mytorch), _rms_norm_run(torch)
+    assert mine.pop("text") == ref.pop("text")
+    for k in ref:
+        np.testing.assert_allclose(mine[k].detach().numpy(), ref[k].detach().numpy(), rtol=1e-6,
+                                   atol=1e-6, err_msg=k)

@@ -348,3 +348,18 @@ def test_matmul_is_the_plain_numpy_product(n):
     out = mytorch.from_numpy(a) @ mytorch.from_numpy(b)
     assert out.dtype is mytorch.float32
     np.testing.assert_array_equal(out.numpy(), a @ b)
+
+
+@pytest.mark.parametrize("eq, shapes", [
+    ("bij,bjd->bid", [(2, 3, 3), (2, 3, 4)]), ("bid,de,bje->bij", [(2, 3, 4), (4, 4), (2, 3, 4)]),
+    ("ij,ij->", [(2, 3), (2, 3)]), ("ij,jk->ki", [(2, 3), (3, 2)]), ("bi,bj->bij", [(2, 3), (2, 4)]),
+    ("ij,j->ij", [(2, 3), (3,)]), ("bii->b", [(2, 3, 3)]), ("ij->j", [(2, 3)]), ("ii->i", [(3, 3)]),
+    ("ij->ji", [(2, 3)])])
+def test_einsum_grad_fn_is_torchs_last_node(eq, shapes):
+    """torch's einsum is made of permutes, a mul or bmm, views and sums: its output's node."""
+    import torch
+    names = []
+    for lib in (mytorch, torch):
+        ops = [lib.ones(s, requires_grad=True) for s in shapes]
+        names.append(lib.einsum(eq, *ops).grad_fn.name())
+    assert names[0] == names[1]

@@ -328,3 +328,17 @@ def test_property_sum_mean_amax_match_torch(shape, data):
                 t.amax(x, dims, keepdim=keepdim))
 
     check(Case("property", reduce, [arr]))
+
+
+@pytest.mark.parametrize("values, dim, keepdim", [
+    ([[1, 2, 2, 3, 3], [5, 4, 4, 5, 1], [7, 7, 7, 7, 7]], 1, False),   # ties: the smallest value
+    ([[1, 2, 2, 3, 3], [5, 4, 4, 5, 1], [7, 7, 7, 7, 7]], 0, True),
+    ([3.0, 1, 3, 1, 2], -1, False),                                    # the last occurrence
+    ([[1.0, float("nan"), float("nan")]], 1, False),                   # NaN never repeats
+    (5.0, 0, False)])
+def test_mode_matches_torch(values, dim, keepdim):
+    import torch
+    got = [lib.mode(lib.tensor(values), dim, keepdim) for lib in (mytorch, torch)]
+    assert got[0].values.tolist() == got[1].values.tolist() or np.isnan(got[1].values).all()
+    assert got[0].indices.tolist() == got[1].indices.tolist()
+    assert type(got[0]).__name__ == type(got[1]).__name__ == "mode"

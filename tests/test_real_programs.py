@@ -6,15 +6,24 @@ scikit-learn's digits, a word-embedding model, an LSTM sequence tagger, a small 
 MNIST-style script, a Transformer language model, a bag-of-words text classifier; and, from
 issue 24, a char-level nanoGPT, makemore's bigram and MLP, a tiny DCGAN, forward-forward,
 time-sequence prediction with LSTMCells and LBFGS, the official polynomial tutorials, a graph
-attention network and the word-level LSTM language model; ``python -m bench programs`` times
-them against torch). It takes
+attention network and the word-level LSTM language model; then programs that print what they
+compute, compared line by line: "What is torch.nn really?", a small ResNet, seq2seq with
+attention and the chatbot tutorial (Luong attention), gradient accumulation under bfloat16
+autocast with a checkpoint, a dict Dataset with a collate_fn and samplers, einsum-heavy
+attention, a LLaMA-style decoder (RMSNorm, rotary embeddings, grouped-query attention, a KV
+cache), metric learning (triplet and cosine-embedding losses, k-NN by cdist and mode) and
+Dive into Deep Learning's LeNet (lazy layers, init after a dry run, an Accumulator), the
+spatial transformer tutorial (affine_grid, grid_sample);
+``python -m bench programs`` times them against torch). It takes
 the library as its ``torch`` argument and never looks at which one it got. Both runs start from the
 same weights (set from a NumPy generator, the way a program loads pretrained values) and the same
 data, so their results must agree within float tolerance.
 """
 from __future__ import annotations
 
+import contextlib
 import io
+import re
 
 import numpy as np
 import pytest
@@ -1464,3 +1473,1525 @@ def word_language_model(torch, epochs=2):
 def test_word_language_model():
     mine, ref = _both(word_language_model)
     _close(mine, ref, rtol=1e-4, atol=1e-5)
+
+
+# ------------------------------------------------------------ programs that print: compared line by line
+# Tutorials print their tensors and losses (``print(loss)`` shows ``tensor(2.3949,
+# grad_fn=<NllLossBackward0>)``). These programs run under both libraries with their output
+# captured; the texts must be the same once the numbers are taken out (reprs, grad_fn names,
+# shapes, dtypes), and the numbers equal within float tolerance.
+_NUMBER = re.compile(r"(?<![\w.])-?(?:\d+\.?\d*(?:e[+-]?\d+)?|nan|inf)(?![\w])")
+
+
+def _printed(program, **kw):
+    outs = []
+    for lib in (mytorch, real_torch):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            result = program(lib, **kw)
+        outs.append((buf.getvalue(), result))
+    return outs
+
+
+def _same_printout(mine: str, ref: str, rtol=1e-4, atol=1e-4) -> None:
+    text_m, text_r = (" ".join(_NUMBER.sub("#", t).split()) for t in (mine, ref))
+    assert text_m == text_r, f"mytorch printed:\n{mine}\ntorch printed:\n{ref}"
+    nums_m, nums_r = (np.array([float(x) for x in _NUMBER.findall(t)]) for t in (mine, ref))
+    np.testing.assert_allclose(nums_m, nums_r, rtol=rtol, atol=atol,
+                               err_msg=f"mytorch printed:\n{mine}\ntorch printed:\n{ref}")
+
+
+def _check_printed(program, rtol=1e-4, atol=1e-4, **kw):
+    (out_m, res_m), (out_r, res_r) = _printed(program, **kw)
+    _same_printout(out_m, out_r, rtol, atol)
+    _close(res_m, res_r, rtol, atol)
+    return out_r
+
+
+def _randn(torch, rng, *shape):
+    """``torch.randn(*shape)``'s role, with the same numbers in both libraries."""
+    return torch.from_numpy(rng.standard_normal(shape).astype(np.float32))
+
+
+def nn_really(torch, images, labels):
+    """The official "What is torch.nn really?" tutorial, step by step, on 8x8 digits."""
+    import math
+    nn, F, optim = torch.nn, torch.nn.functional, torch.optim
+    TensorDataset, DataLoader = torch.utils.data.TensorDataset, torch.utils.data.DataLoader
+    rng = np.random.default_rng(21)
+    x_train, y_train, x_valid, y_valid = map(
+        torch.tensor,
+        (images[:320].reshape(320, 64), labels[:320], images[320:].reshape(80, 64), labels[320:]))
+    n, c = x_train.shape
+    print(x_train, y_train)
+    print(x_train.shape)
+    print(y_train.min(), y_train.max())
+    # neural net from scratch
+    weights = torch.randn(64, 10) / math.sqrt(64)
+    weights.copy_(_randn(torch, rng, 64, 10) / math.sqrt(64))  # the same draws in both libraries
+    weights.requires_grad_()
+    bias = torch.zeros(10, requires_grad=True)
+
+    def log_softmax(x):
+        return x - x.exp().sum(-1).log().unsqueeze(-1)
+
+    def model(xb):
+        return log_softmax(xb @ weights + bias)
+
+    bs = 64
+    xb = x_train[0:bs]
+    preds = model(xb)
+    print(preds[0], preds.shape)
+
+    def nll(input, target):
+        return -input[range(target.shape[0]), target].mean()
+
+    loss_func = nll
+    yb = y_train[0:bs]
+    print(loss_func(preds, yb))
+
+    def accuracy(out, yb):
+        preds = torch.argmax(out, dim=1)
+        return (preds == yb).float().mean()
+
+    print(accuracy(preds, yb))
+    lr, epochs = 0.5, 2
+    for epoch in range(epochs):
+        for i in range((n - 1) // bs + 1):
+            start_i = i * bs
+            end_i = start_i + bs
+            xb = x_train[start_i:end_i]
+            yb = y_train[start_i:end_i]
+            pred = model(xb)
+            loss = loss_func(pred, yb)
+            loss.backward()
+            with torch.no_grad():
+                weights -= weights.grad * lr
+                bias -= bias.grad * lr
+                weights.grad.zero_()
+                bias.grad.zero_()
+    print(loss_func(model(xb), yb), accuracy(model(xb), yb))
+    # using torch.nn.functional
+    loss_func = F.cross_entropy
+
+    def model(xb):
+        return xb @ weights + bias
+
+    print(loss_func(model(xb), yb), accuracy(model(xb), yb))
+
+    # refactor using nn.Module
+    class Mnist_Logistic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weights = nn.Parameter(torch.randn(64, 10) / math.sqrt(64))
+            self.bias = nn.Parameter(torch.zeros(10))
+
+        def forward(self, xb):
+            return xb @ self.weights + self.bias
+
+    model = Mnist_Logistic()
+    with torch.no_grad():
+        model.weights.copy_(_randn(torch, rng, 64, 10) / math.sqrt(64))
+    print(loss_func(model(xb), yb))
+
+    def fit():
+        for epoch in range(epochs):
+            for i in range((n - 1) // bs + 1):
+                start_i = i * bs
+                end_i = start_i + bs
+                xb = x_train[start_i:end_i]
+                yb = y_train[start_i:end_i]
+                pred = model(xb)
+                loss = loss_func(pred, yb)
+                loss.backward()
+                with torch.no_grad():
+                    for p in model.parameters():
+                        p -= p.grad * lr
+                    model.zero_grad()
+
+    fit()
+    print(loss_func(model(xb), yb))
+
+    # refactor using nn.Linear, optim, Dataset, DataLoader
+    class Mnist_Logistic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(64, 10)
+
+        def forward(self, xb):
+            return self.lin(xb)
+
+    def get_model(seed):
+        model = Mnist_Logistic()
+        _set_weights(torch, model, seed)
+        return model, optim.SGD(model.parameters(), lr=lr)
+
+    model, opt = get_model(22)
+    print(loss_func(model(xb), yb))
+    train_ds = TensorDataset(x_train, y_train)
+    valid_ds = TensorDataset(x_valid, y_valid)
+    xb, yb = train_ds[0:bs]
+    print(xb.shape, yb)
+    # (shuffle=True in the tutorial: the two libraries would draw different orders)
+    train_dl = DataLoader(train_ds, batch_size=bs, shuffle=False)
+    valid_dl = DataLoader(valid_ds, batch_size=bs * 2)
+    for epoch in range(epochs):
+        model.train()
+        for xb, yb in train_dl:
+            pred = model(xb)
+            loss = loss_func(pred, yb)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+        model.eval()
+        with torch.no_grad():
+            valid_loss = sum(loss_func(model(xb), yb) for xb, yb in valid_dl)
+        print(epoch, valid_loss / len(valid_dl))
+
+    def loss_batch(model, loss_func, xb, yb, opt=None):
+        loss = loss_func(model(xb), yb)
+        if opt is not None:
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+        return loss.item(), len(xb)
+
+    history = []
+
+    def fit(epochs, model, loss_func, opt, train_dl, valid_dl):
+        for epoch in range(epochs):
+            model.train()
+            for xb, yb in train_dl:
+                loss_batch(model, loss_func, xb, yb, opt)
+            model.eval()
+            with torch.no_grad():
+                losses, nums = zip(*[loss_batch(model, loss_func, xb, yb) for xb, yb in valid_dl])
+            val_loss = np.sum(np.multiply(losses, nums)) / np.sum(nums)
+            print(epoch, round(float(val_loss), 4))
+            history.append(val_loss)
+
+    def get_data(train_ds, valid_ds, bs):
+        return (DataLoader(train_ds, batch_size=bs, shuffle=False),
+                DataLoader(valid_ds, batch_size=bs * 2))
+
+    train_dl, valid_dl = get_data(train_ds, valid_ds, bs)
+    model, opt = get_model(23)
+    fit(epochs, model, loss_func, opt, train_dl, valid_dl)
+
+    # switch to CNN
+    class Mnist_CNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 16, kernel_size=3, stride=2, padding=1)
+            self.conv2 = nn.Conv2d(16, 16, kernel_size=3, stride=2, padding=1)
+            self.conv3 = nn.Conv2d(16, 10, kernel_size=3, stride=2, padding=1)
+
+        def forward(self, xb):
+            xb = xb.view(-1, 1, 8, 8)
+            xb = F.relu(self.conv1(xb))
+            xb = F.relu(self.conv2(xb))
+            xb = F.relu(self.conv3(xb))
+            xb = F.avg_pool2d(xb, 1)
+            return xb.view(-1, xb.size(1))
+
+    lr = 0.1
+    model = Mnist_CNN()
+    _set_weights(torch, model, 24)
+    opt = optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    fit(epochs, model, loss_func, opt, train_dl, valid_dl)
+
+    # nn.Sequential with a Lambda layer
+    class Lambda(nn.Module):
+        def __init__(self, func):
+            super().__init__()
+            self.func = func
+
+        def forward(self, x):
+            return self.func(x)
+
+    def preprocess(x):
+        return x.view(-1, 1, 8, 8)
+
+    model = nn.Sequential(
+        Lambda(preprocess),
+        nn.Conv2d(1, 16, kernel_size=3, stride=2, padding=1), nn.ReLU(),
+        nn.Conv2d(16, 16, kernel_size=3, stride=2, padding=1), nn.ReLU(),
+        nn.Conv2d(16, 10, kernel_size=3, stride=2, padding=1), nn.ReLU(),
+        nn.AvgPool2d(1),
+        Lambda(lambda x: x.view(x.size(0), -1)),
+    )
+    _set_weights(torch, model, 25)
+    opt = optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    fit(epochs, model, loss_func, opt, train_dl, valid_dl)
+
+    # wrapping DataLoader, AdaptiveAvgPool2d
+    def preprocess(x, y):
+        return x.view(-1, 1, 8, 8), y
+
+    class WrappedDataLoader:
+        def __init__(self, dl, func):
+            self.dl = dl
+            self.func = func
+
+        def __len__(self):
+            return len(self.dl)
+
+        def __iter__(self):
+            for b in self.dl:
+                yield self.func(*b)
+
+    train_dl, valid_dl = get_data(train_ds, valid_ds, bs)
+    train_dl = WrappedDataLoader(train_dl, preprocess)
+    valid_dl = WrappedDataLoader(valid_dl, preprocess)
+    model = nn.Sequential(
+        nn.Conv2d(1, 16, kernel_size=3, stride=2, padding=1), nn.ReLU(),
+        nn.Conv2d(16, 16, kernel_size=3, stride=2, padding=1), nn.ReLU(),
+        nn.Conv2d(16, 10, kernel_size=3, stride=2, padding=1), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        Lambda(lambda x: x.view(x.size(0), -1)),
+    )
+    print(model)
+    _set_weights(torch, model, 26)
+    opt = optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    fit(epochs, model, loss_func, opt, train_dl, valid_dl)
+    return {"history": history, "weights": weights.detach().numpy()}
+
+
+def test_what_is_torch_nn_really(digits):
+    images, labels = digits
+    out = _check_printed(nn_really, images=images, labels=labels)
+    assert "grad_fn=<NllLossBackward0>" in out and "AdaptiveAvgPool2d(output_size=1)" in out
+
+
+def resnet(torch, images, labels):
+    """torchvision's ResNet (BasicBlock, downsample shortcut, its weight init), shrunk for 8x8 digits,
+    trained a few steps with SGD (momentum, nesterov, weight decay) and a one-cycle or cosine lr."""
+    nn, F, optim = torch.nn, torch.nn.functional, torch.optim
+
+    def conv3x3(in_planes, out_planes, stride=1):
+        return nn.Conv2d(in_planes, out_planes, kernel_size=3, stride=stride, padding=1, bias=False)
+
+    def conv1x1(in_planes, out_planes, stride=1):
+        return nn.Conv2d(in_planes, out_planes, kernel_size=1, stride=stride, bias=False)
+
+    class BasicBlock(nn.Module):
+        expansion = 1
+
+        def __init__(self, inplanes, planes, stride=1, downsample=None):
+            super().__init__()
+            self.conv1 = conv3x3(inplanes, planes, stride)
+            self.bn1 = nn.BatchNorm2d(planes)
+            self.relu = nn.ReLU(inplace=True)
+            self.conv2 = conv3x3(planes, planes)
+            self.bn2 = nn.BatchNorm2d(planes)
+            self.downsample = downsample
+            self.stride = stride
+
+        def forward(self, x):
+            identity = x
+            out = self.conv1(x)
+            out = self.bn1(out)
+            out = self.relu(out)
+            out = self.conv2(out)
+            out = self.bn2(out)
+            if self.downsample is not None:
+                identity = self.downsample(x)
+            out += identity
+            out = self.relu(out)
+            return out
+
+    class ResNet(nn.Module):
+        def __init__(self, block, layers, num_classes=10, zero_init_residual=False):
+            super().__init__()
+            self.inplanes = 8
+            self.conv1 = nn.Conv2d(1, self.inplanes, kernel_size=3, stride=1, padding=1, bias=False)
+            self.bn1 = nn.BatchNorm2d(self.inplanes)
+            self.relu = nn.ReLU(inplace=True)
+            self.maxpool = nn.MaxPool2d(kernel_size=3, stride=1, padding=1)
+            self.layer1 = self._make_layer(block, 8, layers[0])
+            self.layer2 = self._make_layer(block, 16, layers[1], stride=2)
+            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+            self.fc = nn.Linear(16 * block.expansion, num_classes)
+            for m in self.modules():
+                if isinstance(m, nn.Conv2d):
+                    nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+                elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
+                    nn.init.constant_(m.weight, 1)
+                    nn.init.constant_(m.bias, 0)
+            if zero_init_residual:
+                for m in self.modules():
+                    if isinstance(m, BasicBlock) and m.bn2.weight is not None:
+                        nn.init.constant_(m.bn2.weight, 0)
+
+        def _make_layer(self, block, planes, blocks, stride=1):
+            downsample = None
+            if stride != 1 or self.inplanes != planes * block.expansion:
+                downsample = nn.Sequential(conv1x1(self.inplanes, planes * block.expansion, stride),
+                                           nn.BatchNorm2d(planes * block.expansion))
+            layers = [block(self.inplanes, planes, stride, downsample)]
+            self.inplanes = planes * block.expansion
+            for _ in range(1, blocks):
+                layers.append(block(self.inplanes, planes))
+            return nn.Sequential(*layers)
+
+        def forward(self, x):
+            x = self.conv1(x)
+            x = self.bn1(x)
+            x = self.relu(x)
+            x = self.maxpool(x)
+            x = self.layer1(x)
+            x = self.layer2(x)
+            x = self.avgpool(x)
+            x = torch.flatten(x, 1)
+            x = self.fc(x)
+            return x
+
+    model = ResNet(BasicBlock, [1, 1])
+    conv = model.layer1[0].conv1.weight
+    fan_out = conv.size(0) * conv[0][0].numel()
+    print("kaiming std ~", round(conv.std().item() / (2.0 / fan_out) ** 0.5, 0))
+    print([name for name, m in model.named_modules() if isinstance(m, nn.BatchNorm2d)])
+    print(sum(p.numel() for p in model.parameters() if p.requires_grad))
+    print(model.layer2[0].downsample)
+
+    def init_weights(m):  # the same numbers in both libraries, then model.apply
+        if isinstance(m, (nn.Conv2d, nn.Linear)):
+            rng = np.random.default_rng(m.weight.numel())
+            with torch.no_grad():
+                m.weight.copy_(torch.from_numpy(rng.normal(0, 0.2, tuple(m.weight.shape)).astype(np.float32)))
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+
+    model.apply(init_weights)
+    x = torch.from_numpy(images).unsqueeze(1)
+    y = torch.from_numpy(labels)
+    x_train, y_train, x_test, y_test = x[:256], y[:256], x[256:], y[256:]
+    criterion = nn.CrossEntropyLoss(label_smoothing=0.1)
+    optimizer = optim.SGD(model.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=5e-4)
+    steps_per_epoch, epochs = 4, 2
+    scheduler = optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.1, steps_per_epoch=steps_per_epoch,
+                                              epochs=epochs)
+    history = []
+    for epoch in range(epochs):
+        model.train()
+        running_loss, correct, total = 0.0, 0, 0
+        for i in range(steps_per_epoch):
+            inputs, targets = x_train[i * 64:(i + 1) * 64], y_train[i * 64:(i + 1) * 64]
+            optimizer.zero_grad()
+            outputs = model(inputs)
+            loss = criterion(outputs, targets)
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            running_loss += loss.item()
+            _, predicted = outputs.max(1)
+            total += targets.size(0)
+            correct += predicted.eq(targets).sum().item()
+            history.append(loss.item())
+        print(f"epoch {epoch} loss {running_loss / steps_per_epoch:.3f} acc {100. * correct / total:.1f} "
+              f"lr {optimizer.param_groups[0]['lr']:.5f}")
+    model.eval()
+    with torch.no_grad():
+        outputs = model(x_test)
+        pred = outputs.argmax(dim=1)
+        acc = (pred == y_test).float().mean().item()
+    print(f"test acc {acc:.3f}", pred[:10])
+    print(model.bn1.running_mean, model.bn1.num_batches_tracked)
+    # a second run: cosine annealing instead
+    optimizer = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    scheduler = optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=4, eta_min=1e-4)
+    model.train()
+    for step in range(4):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x_train[:32]), y_train[:32])
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        print(step, f"{loss.item():.4f}", [f"{lr:.6f}" for lr in scheduler.get_last_lr()])
+    return {"history": history, "fc": model.fc.weight.detach().numpy(), "acc": acc}
+
+
+def test_resnet(digits):
+    images, labels = digits
+    out = _check_printed(resnet, images=images, labels=labels)
+    assert "5122" in out and "layer2.0.downsample.1" in out
+
+
+PAIRS = [("je suis grand", "i am tall"), ("je suis petit", "i am small"),
+         ("tu es grand", "you are tall"), ("il est petit", "he is small"),
+         ("elle est grande", "she is tall"), ("nous sommes grands", "we are tall"),
+         ("je suis content", "i am happy"), ("tu es triste", "you are sad"),
+         ("il est content", "he is happy"), ("elle est triste", "she is sad"),
+         ("je suis tres grand", "i am very tall"), ("bonjour", "hello"),
+         ("il est tres petit", "he is very small"), ("merci", "thank you")]
+
+
+def seq2seq_attention(torch):
+    """The official "Translation with a Sequence to Sequence Network and Attention" tutorial: a GRU
+    encoder (batch_first), Bahdanau attention with torch.bmm, a decoder with teacher forcing drawn with
+    random.random(), greedy decoding with topk; batches padded with pad_sequence and an encoder over
+    pack_padded_sequence / pad_packed_sequence."""
+    import random
+    nn, F, optim = torch.nn, torch.nn.functional, torch.optim
+    pack_padded_sequence = nn.utils.rnn.pack_padded_sequence
+    pad_packed_sequence = nn.utils.rnn.pad_packed_sequence
+    pad_sequence = nn.utils.rnn.pad_sequence
+    random.seed(0)
+    PAD_token, SOS_token, EOS_token = 0, 1, 2
+
+    class Lang:
+        def __init__(self, name):
+            self.name = name
+            self.word2index = {}
+            self.index2word = {0: "PAD", 1: "SOS", 2: "EOS"}
+            self.n_words = 3
+
+        def addSentence(self, sentence):
+            for word in sentence.split(" "):
+                if word not in self.word2index:
+                    self.word2index[word] = self.n_words
+                    self.index2word[self.n_words] = word
+                    self.n_words += 1
+
+    input_lang, output_lang = Lang("fra"), Lang("eng")
+    for src, tgt in PAIRS:
+        input_lang.addSentence(src)
+        output_lang.addSentence(tgt)
+    print(random.choice(PAIRS), input_lang.n_words, output_lang.n_words)
+
+    def tensorFromSentence(lang, sentence):
+        indexes = [lang.word2index[word] for word in sentence.split(" ")]
+        indexes.append(EOS_token)
+        return torch.tensor(indexes, dtype=torch.long)
+
+    class EncoderRNN(nn.Module):
+        def __init__(self, input_size, hidden_size, dropout_p=0.0):
+            super().__init__()
+            self.hidden_size = hidden_size
+            self.embedding = nn.Embedding(input_size, hidden_size, padding_idx=PAD_token)
+            self.gru = nn.GRU(hidden_size, hidden_size, batch_first=True)
+            self.dropout = nn.Dropout(dropout_p)
+
+        def forward(self, input, lengths):
+            embedded = self.dropout(self.embedding(input))
+            packed = pack_padded_sequence(embedded, lengths, batch_first=True, enforce_sorted=False)
+            output, hidden = self.gru(packed)
+            output, _ = pad_packed_sequence(output, batch_first=True, total_length=input.size(1))
+            return output, hidden
+
+    class BahdanauAttention(nn.Module):
+        def __init__(self, hidden_size):
+            super().__init__()
+            self.Wa = nn.Linear(hidden_size, hidden_size)
+            self.Ua = nn.Linear(hidden_size, hidden_size)
+            self.Va = nn.Linear(hidden_size, 1)
+
+        def forward(self, query, keys, mask):
+            scores = self.Va(torch.tanh(self.Wa(query) + self.Ua(keys)))
+            scores = scores.squeeze(2).unsqueeze(1)
+            scores = scores.masked_fill(~mask.unsqueeze(1), float("-inf"))
+            weights = F.softmax(scores, dim=-1)
+            context = torch.bmm(weights, keys)
+            return context, weights
+
+    class AttnDecoderRNN(nn.Module):
+        def __init__(self, hidden_size, output_size, dropout_p=0.0):
+            super().__init__()
+            self.embedding = nn.Embedding(output_size, hidden_size)
+            self.attention = BahdanauAttention(hidden_size)
+            self.gru = nn.GRU(2 * hidden_size, hidden_size, batch_first=True)
+            self.out = nn.Linear(hidden_size, output_size)
+            self.dropout = nn.Dropout(dropout_p)
+
+        def forward(self, encoder_outputs, encoder_hidden, mask, target_tensor=None,
+                    teacher_forcing_ratio=0.5):
+            batch_size = encoder_outputs.size(0)
+            decoder_input = torch.empty(batch_size, 1, dtype=torch.long).fill_(SOS_token)
+            decoder_hidden = encoder_hidden
+            decoder_outputs, attentions = [], []
+            use_teacher_forcing = target_tensor is not None and random.random() < teacher_forcing_ratio
+            for i in range(MAX_LENGTH):
+                decoder_output, decoder_hidden, attn_weights = self.forward_step(
+                    decoder_input, decoder_hidden, encoder_outputs, mask)
+                decoder_outputs.append(decoder_output)
+                attentions.append(attn_weights)
+                if use_teacher_forcing:
+                    decoder_input = target_tensor[:, i].unsqueeze(1)  # Teacher forcing
+                else:
+                    _, topi = decoder_output.topk(1)
+                    decoder_input = topi.squeeze(-1).detach()  # detach from history as input
+            decoder_outputs = torch.cat(decoder_outputs, dim=1)
+            decoder_outputs = F.log_softmax(decoder_outputs, dim=-1)
+            attentions = torch.cat(attentions, dim=1)
+            return decoder_outputs, decoder_hidden, attentions
+
+        def forward_step(self, input, hidden, encoder_outputs, mask):
+            embedded = self.dropout(self.embedding(input))
+            query = hidden.permute(1, 0, 2)
+            context, attn_weights = self.attention(query, encoder_outputs, mask)
+            input_gru = torch.cat((embedded, context), dim=2)
+            output, hidden = self.gru(input_gru, hidden)
+            output = self.out(output)
+            return output, hidden, attn_weights
+
+    src = [tensorFromSentence(input_lang, s) for s, _ in PAIRS]
+    tgt = [tensorFromSentence(output_lang, t) for _, t in PAIRS]
+    input_tensor = pad_sequence(src, batch_first=True, padding_value=PAD_token)
+    target_tensor = pad_sequence(tgt, batch_first=True, padding_value=PAD_token)
+    lengths = torch.tensor([len(s) for s in src])
+    mask = input_tensor != PAD_token
+    MAX_LENGTH = target_tensor.size(1)
+    print(input_tensor.shape, target_tensor[:2], lengths)
+    hidden_size = 16
+    encoder = EncoderRNN(input_lang.n_words, hidden_size)
+    decoder = AttnDecoderRNN(hidden_size, output_lang.n_words)
+    _set_weights(torch, encoder, 31)
+    _set_weights(torch, decoder, 32)
+    encoder_optimizer = optim.Adam(encoder.parameters(), lr=0.01)
+    decoder_optimizer = optim.Adam(decoder.parameters(), lr=0.01)
+    criterion = nn.NLLLoss(ignore_index=PAD_token)
+    losses = []
+    for epoch in range(1, 31):
+        encoder_optimizer.zero_grad()
+        decoder_optimizer.zero_grad()
+        encoder_outputs, encoder_hidden = encoder(input_tensor, lengths)
+        decoder_outputs, _, _ = decoder(encoder_outputs, encoder_hidden, mask, target_tensor)
+        loss = criterion(decoder_outputs.view(-1, decoder_outputs.size(-1)), target_tensor.view(-1))
+        loss.backward()
+        encoder_optimizer.step()
+        decoder_optimizer.step()
+        losses.append(loss.item())
+        if epoch % 10 == 0:
+            print(f"epoch {epoch} loss {loss.item():.4f}")
+
+    def evaluate(encoder, decoder, sentence):
+        with torch.no_grad():
+            input_tensor = tensorFromSentence(input_lang, sentence).unsqueeze(0)
+            encoder_outputs, encoder_hidden = encoder(input_tensor, torch.tensor([input_tensor.size(1)]))
+            mask = torch.ones_like(input_tensor, dtype=torch.bool)
+            decoder_outputs, decoder_hidden, decoder_attn = decoder(encoder_outputs, encoder_hidden, mask)
+            _, topi = decoder_outputs.topk(1)
+            decoded_ids = topi.squeeze()
+            decoded_words = []
+            for idx in decoded_ids:
+                if idx.item() == EOS_token:
+                    decoded_words.append("<EOS>")
+                    break
+                decoded_words.append(output_lang.index2word[idx.item()])
+        return decoded_words, decoder_attn
+
+    encoder.eval()
+    decoder.eval()
+    for s, t in PAIRS[:4]:
+        output_words, attentions = evaluate(encoder, decoder, s)
+        print(">", s, "=", t, "<", " ".join(output_words), attentions.shape)
+    print(attentions[0, 0].numpy().round(2))
+    return {"losses": losses, "attn": attentions.numpy()}
+
+
+def test_seq2seq_attention():
+    out = _check_printed(seq2seq_attention)
+    assert "<EOS>" in out
+
+
+def accumulate_autocast_checkpoint(torch, images, labels):
+    """A training script's loop: gradient accumulation, bfloat16 autocast on the CPU, a checkpoint dict
+    (model, optimizer, epoch, loss) saved with torch.save and resumed with torch.load, the lr read
+    from optimizer.param_groups, ReduceLROnPlateau and early stopping on the validation loss."""
+    nn, F, optim = torch.nn, torch.nn.functional, torch.optim
+    DataLoader, TensorDataset = torch.utils.data.DataLoader, torch.utils.data.TensorDataset
+    x = torch.from_numpy(images.reshape(len(images), -1))
+    y = torch.from_numpy(labels)
+    train_loader = DataLoader(TensorDataset(x[:256], y[:256]), batch_size=16)
+    val_loader = DataLoader(TensorDataset(x[256:], y[256:]), batch_size=72)
+
+    def make_model():
+        model = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Dropout(0.0), nn.Linear(32, 10))
+        _set_weights(torch, model, 41)
+        return model
+
+    model = make_model()
+    optimizer = optim.AdamW(model.parameters(), lr=0.15, weight_decay=0.01)
+    scheduler = optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="min", factor=0.5, patience=0)
+    accumulation_steps = 4
+    checkpoint = io.BytesIO()
+
+    def evaluate(model):
+        model.eval()
+        total, correct, n = 0.0, 0, 0
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+            for xb, yb in val_loader:
+                logits = model(xb)
+                total += F.cross_entropy(logits.float(), yb, reduction="sum").item()
+                correct += (logits.argmax(-1) == yb).sum().item()
+                n += len(yb)
+        return total / n, correct / n
+
+    def train(model, optimizer, scheduler, start_epoch, epochs, best=float("inf"), patience=2):
+        bad_epochs = 0
+        for epoch in range(start_epoch, epochs):
+            model.train()
+            optimizer.zero_grad()
+            for i, (xb, yb) in enumerate(train_loader):
+                with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+                    logits = model(xb)
+                    loss = F.cross_entropy(logits, yb)
+                    if i == 0 and epoch == start_epoch:
+                        print(logits.dtype, loss.dtype, torch.is_autocast_enabled("cpu"),
+                              torch.get_autocast_dtype("cpu"), model[0].weight.dtype)
+                (loss / accumulation_steps).backward()
+                if (i + 1) % accumulation_steps == 0:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+                    optimizer.step()
+                    optimizer.zero_grad(set_to_none=True)
+            val_loss, acc = evaluate(model)
+            scheduler.step(val_loss)
+            print(f"epoch {epoch}: val_loss {val_loss:.3f} acc {acc:.3f} "
+                  f"lr {optimizer.param_groups[0]['lr']:.2e}")
+            if val_loss < best:
+                best, bad_epochs = val_loss, 0
+                checkpoint.seek(0)
+                checkpoint.truncate()
+                torch.save({"epoch": epoch, "model_state_dict": model.state_dict(),
+                            "optimizer_state_dict": optimizer.state_dict(),
+                            "scheduler_state_dict": scheduler.state_dict(), "loss": val_loss}, checkpoint)
+            else:
+                bad_epochs += 1
+                if bad_epochs >= patience:
+                    print(f"early stopping at epoch {epoch}")
+                    break
+        return best
+
+    best = train(model, optimizer, scheduler, 0, 3)
+    print(model[0].weight.grad is None, model[0].weight.dtype)
+    # resume from the checkpoint
+    checkpoint.seek(0)
+    ckpt = torch.load(checkpoint, weights_only=True)
+    model = make_model()
+    model.load_state_dict(ckpt["model_state_dict"])
+    optimizer = optim.AdamW(model.parameters(), lr=0.15, weight_decay=0.01)
+    optimizer.load_state_dict(ckpt["optimizer_state_dict"])
+    scheduler = optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="min", factor=0.5, patience=0)
+    scheduler.load_state_dict(ckpt["scheduler_state_dict"])
+    print("resuming from epoch", ckpt["epoch"] + 1, f"loss {ckpt['loss']:.3f}",
+          sorted(ckpt["optimizer_state_dict"]["state"][0]),
+          ckpt["optimizer_state_dict"]["param_groups"][0]["lr"])
+    print(f"{evaluate(model)[0]:.3f}")
+    best = train(model, optimizer, scheduler, ckpt["epoch"] + 1, 8, best=ckpt["loss"])
+    return {"best": best, "w": model[0].weight.detach().numpy()}
+
+
+def test_accumulate_autocast_checkpoint(digits):
+    images, labels = digits
+    out = _check_printed(accumulate_autocast_checkpoint, images=images, labels=labels)
+    assert "torch.bfloat16 torch.float32 True" in out and "early stopping" in out
+
+
+def dict_dataset_pipeline(torch):
+    """A custom Dataset whose __getitem__ returns a dict, a collate_fn that pads variable-length
+    sequences, WeightedRandomSampler for an imbalanced set, random_split with a seeded Generator."""
+    data = torch.utils.data
+    DataLoader, Dataset, WeightedRandomSampler = data.DataLoader, data.Dataset, data.WeightedRandomSampler
+    random_split = data.random_split
+    nn = torch.nn
+    pad_sequence = nn.utils.rnn.pad_sequence
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(2, 7, 40)
+    labels = (rng.random(40) < 0.2).astype(np.int64)  # imbalanced: about 1 in 5 positive
+    seqs = [rng.integers(1, 20, n) + 5 * labels[i] for i, n in enumerate(lengths)]
+
+    class SequenceDataset(Dataset):
+        def __init__(self, seqs, labels):
+            self.seqs, self.labels = seqs, labels
+
+        def __len__(self):
+            return len(self.seqs)
+
+        def __getitem__(self, idx):
+            return {"input_ids": torch.tensor(self.seqs[idx], dtype=torch.long),
+                    "label": torch.tensor(self.labels[idx]), "length": len(self.seqs[idx])}
+
+    def collate_fn(batch):
+        input_ids = pad_sequence([item["input_ids"] for item in batch], batch_first=True, padding_value=0)
+        return {"input_ids": input_ids, "attention_mask": (input_ids != 0).long(),
+                "labels": torch.stack([item["label"] for item in batch]),
+                "lengths": torch.tensor([item["length"] for item in batch])}
+
+    dataset = SequenceDataset(seqs, labels)
+    print(len(dataset), dataset[0])
+    train_set, val_set = random_split(dataset, [0.75, 0.25], generator=torch.Generator().manual_seed(42))
+    print(len(train_set), len(val_set), type(train_set).__name__,
+          sorted(train_set.indices + val_set.indices) == list(range(40)))
+    class_counts = np.bincount(labels)
+    sample_weights = [1.0 / class_counts[y] for y in labels]
+    sampler = WeightedRandomSampler(sample_weights, num_samples=len(sample_weights), replacement=True)
+    print(len(sampler), sampler.weights.dtype, round(sampler.weights.sum().item(), 4))
+    drawn = list(iter(sampler))
+    print(len(drawn), all(0 <= i < 40 for i in drawn))
+    balanced = DataLoader(dataset, batch_size=8, sampler=sampler, collate_fn=collate_fn)
+    batch = next(iter(balanced))
+    print(sorted(batch), batch["input_ids"].dtype, batch["attention_mask"].shape[0], len(balanced))
+    loader = DataLoader(dataset, batch_size=8, shuffle=False, collate_fn=collate_fn)
+    first = next(iter(loader))
+    print(first["input_ids"])
+    print(first["attention_mask"].sum(1), first["lengths"], first["labels"])
+
+    class MeanPoolClassifier(nn.Module):
+        def __init__(self, vocab_size, dim):
+            super().__init__()
+            self.embedding = nn.Embedding(vocab_size, dim, padding_idx=0)
+            self.fc = nn.Linear(dim, 2)
+
+        def forward(self, input_ids, attention_mask):
+            emb = self.embedding(input_ids)
+            mask = attention_mask.unsqueeze(-1).float()
+            pooled = (emb * mask).sum(1) / mask.sum(1).clamp(min=1)
+            return self.fc(pooled)
+
+    model = MeanPoolClassifier(30, 8)
+    _set_weights(torch, model, 51)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+    weights = torch.tensor(len(labels) / (2.0 * class_counts), dtype=torch.float)
+    criterion = nn.CrossEntropyLoss(weight=weights)
+    losses = []
+    for epoch in range(3):
+        total = 0.0
+        for batch in loader:
+            optimizer.zero_grad()
+            logits = model(batch["input_ids"], batch["attention_mask"])
+            loss = criterion(logits, batch["labels"])
+            loss.backward()
+            optimizer.step()
+            total += loss.item() * batch["labels"].size(0)
+            losses.append(loss.item())
+        print(f"epoch {epoch} loss {total / len(dataset):.4f}")
+    with torch.no_grad():
+        preds = torch.cat([model(b["input_ids"], b["attention_mask"]).argmax(-1) for b in loader])
+    print("recall", (preds[torch.from_numpy(labels) == 1] == 1).float().mean().item())
+    return {"losses": losses, "preds": preds.numpy()}
+
+
+def test_dict_dataset_pipeline():
+    out = _check_printed(dict_dataset_pipeline)
+    assert "30 10 Subset True" in out
+
+
+def einsum_attention(torch):
+    """einsum-heavy code as papers' reference implementations write it: bilinear attention, batched
+    outer products, a causal mask with tril/masked_fill, scatter_add_ pooling of token features
+    into segments, index_select, cdist nearest neighbours, F.pad and unfold for local windows."""
+    F = torch.nn.functional
+    rng = np.random.default_rng(61)
+
+    def t(*shape):
+        return torch.from_numpy(rng.standard_normal(shape).astype(np.float32))
+
+    B, T, D, H = 2, 5, 6, 2
+    x = t(B, T, D).requires_grad_()
+    W = t(D, D).requires_grad_()
+    # bilinear attention scores: x_i^T W x_j
+    scores = torch.einsum("bid,de,bje->bij", x, W, x) / D ** 0.5
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    scores = scores.masked_fill(~causal, float("-inf"))
+    attn = F.softmax(scores, dim=-1)
+    out = torch.einsum("bij,bjd->bid", attn, x)
+    print(attn[0].round(decimals=3))
+    print(out.shape, out.grad_fn.name())
+    # multi-head: split heads with einsum
+    q = torch.einsum("btd,hde->bhte", x, t(H, D, 3))
+    k = torch.einsum("btd,hde->bhte", x, t(H, D, 3))
+    att = torch.einsum("bhqe,bhke->bhqk", q, k).masked_fill(causal.logical_not(), -1e9).softmax(-1)
+    print(att.shape, att.sum(-1).allclose(torch.ones(B, H, T)))
+    # batched outer products and their trace, diag
+    u, v = t(B, D), t(B, D)
+    outer = torch.einsum("bi,bj->bij", u, v)
+    print(torch.allclose(outer, u.unsqueeze(2) * v.unsqueeze(1)),
+          torch.einsum("bii->b", outer).round(decimals=4))
+    print(torch.einsum("ii", W.detach()).round(decimals=4), torch.einsum("ij->j", W.detach()).shape)
+    # torch.where, a loss, and the gradients of everything
+    gated = torch.where(out > 0, out, 0.1 * out)
+    loss = gated.pow(2).mean() + 1e-3 * torch.einsum("ij,ij->", W, W)
+    loss.backward()
+    print(f"{loss.item():.5f}", x.grad.abs().sum().round(decimals=3), W.grad.norm().round(decimals=3))
+    # scatter_add_: sum token features into their segment, then a mean
+    feats = t(8, 4)
+    segment = torch.tensor([0, 0, 1, 2, 2, 2, 1, 0])
+    sums = torch.zeros(3, 4).scatter_add_(0, segment.unsqueeze(1).expand(-1, 4), feats)
+    counts = torch.zeros(3).scatter_add_(0, segment, torch.ones(8))
+    means = sums / counts.unsqueeze(1)
+    print(counts, means.round(decimals=3))
+    print(torch.index_select(feats, 0, torch.tensor([7, 0, 3])).round(decimals=3))
+    # cdist: nearest centroid for each point
+    points, centroids = t(10, 3), t(4, 3)
+    dist = torch.cdist(points, centroids)
+    nearest = dist.argmin(dim=1)
+    print(dist.shape, nearest, torch.cdist(points, centroids, p=1).min(1).values.round(decimals=3))
+    # F.pad + unfold: sliding windows over a sequence, then 2-D patches
+    seq = torch.arange(10.0).view(1, 1, 10)
+    padded = F.pad(seq, (2, 2), mode="constant", value=-1.0)
+    windows = padded.unfold(2, 5, 1)
+    print(padded, windows.shape, windows[0, 0, :3])
+    img = torch.arange(32.0).view(1, 2, 4, 4)
+    patches = F.unfold(F.pad(img, (1, 1, 1, 1), mode="reflect"), kernel_size=3, stride=2)
+    print(patches.shape, patches[0, :4])
+    return {"attn": attn.detach().numpy(), "x_grad": x.grad.numpy(), "W_grad": W.grad.numpy(),
+            "means": means.numpy(), "dist": dist.numpy(), "patches": patches.numpy()}
+
+
+def test_einsum_attention():
+    out = _check_printed(einsum_attention)
+    assert "ViewBackward0" in out
+
+
+def chatbot_luong(torch):
+    """The official chatbot tutorial: zero-padded time-major batches (torch.LongTensor,
+    torch.BoolTensor), a bidirectional GRU encoder over pack_padded_sequence, Luong "general"
+    attention, maskNLLLoss with gather/masked_select, gradient clipping, greedy search decoding."""
+    import itertools
+    import random
+    nn, F = torch.nn, torch.nn.functional
+    random.seed(1)
+    PAD_token, SOS_token, EOS_token = 0, 1, 2
+    pairs = [("hi there", "hello"), ("how are you", "i am fine"), ("what is your name", "i am bot"),
+             ("are you fine", "yes i am"), ("good bye", "bye")]
+    word2index = {}
+    for p in pairs:
+        for w in " ".join(p).split():
+            word2index.setdefault(w, len(word2index) + 3)
+    index2word = {i: w for w, i in word2index.items()}
+    voc_size = len(word2index) + 3
+
+    def indexesFromSentence(sentence):
+        return [word2index[word] for word in sentence.split(" ")] + [EOS_token]
+
+    def zeroPadding(l, fillvalue=PAD_token):
+        return list(itertools.zip_longest(*l, fillvalue=fillvalue))
+
+    def binaryMatrix(l, value=PAD_token):
+        return [[0 if token == PAD_token else 1 for token in seq] for seq in l]
+
+    def inputVar(l):
+        indexes_batch = [indexesFromSentence(sentence) for sentence in l]
+        lengths = torch.tensor([len(indexes) for indexes in indexes_batch])
+        return torch.LongTensor(zeroPadding(indexes_batch)), lengths
+
+    def outputVar(l):
+        indexes_batch = [indexesFromSentence(sentence) for sentence in l]
+        max_target_len = max([len(indexes) for indexes in indexes_batch])
+        padList = zeroPadding(indexes_batch)
+        mask = torch.BoolTensor(binaryMatrix(padList))
+        return torch.LongTensor(padList), mask, max_target_len
+
+    def batch2TrainData(pair_batch):
+        pair_batch.sort(key=lambda x: len(x[0].split(" ")), reverse=True)
+        input_batch, output_batch = zip(*pair_batch)
+        inp, lengths = inputVar(input_batch)
+        output, mask, max_target_len = outputVar(output_batch)
+        return inp, lengths, output, mask, max_target_len
+
+    input_variable, lengths, target_variable, mask, max_target_len = batch2TrainData(list(pairs))
+    print("input_variable:", input_variable)
+    print("lengths:", lengths)
+    print("mask:", mask)
+    print("max_target_len:", max_target_len)
+
+    class EncoderRNN(nn.Module):
+        def __init__(self, hidden_size, embedding, n_layers=1, dropout=0):
+            super().__init__()
+            self.n_layers, self.hidden_size, self.embedding = n_layers, hidden_size, embedding
+            self.gru = nn.GRU(hidden_size, hidden_size, n_layers,
+                              dropout=(0 if n_layers == 1 else dropout), bidirectional=True)
+
+        def forward(self, input_seq, input_lengths, hidden=None):
+            embedded = self.embedding(input_seq)
+            packed = nn.utils.rnn.pack_padded_sequence(embedded, input_lengths)
+            outputs, hidden = self.gru(packed, hidden)
+            outputs, _ = nn.utils.rnn.pad_packed_sequence(outputs)
+            outputs = outputs[:, :, :self.hidden_size] + outputs[:, :, self.hidden_size:]
+            return outputs, hidden
+
+    class Attn(nn.Module):
+        def __init__(self, method, hidden_size):
+            super().__init__()
+            self.method, self.hidden_size = method, hidden_size
+            if self.method not in ["dot", "general", "concat"]:
+                raise ValueError(self.method, "is not an appropriate attention method.")
+            if self.method == "general":
+                self.attn = nn.Linear(self.hidden_size, hidden_size)
+
+        def general_score(self, hidden, encoder_output):
+            energy = self.attn(encoder_output)
+            return torch.sum(hidden * energy, dim=2)
+
+        def forward(self, hidden, encoder_outputs):
+            attn_energies = self.general_score(hidden, encoder_outputs)
+            attn_energies = attn_energies.t()
+            return F.softmax(attn_energies, dim=1).unsqueeze(1)
+
+    class LuongAttnDecoderRNN(nn.Module):
+        def __init__(self, attn_model, embedding, hidden_size, output_size, n_layers=1, dropout=0.1):
+            super().__init__()
+            self.embedding = embedding
+            self.embedding_dropout = nn.Dropout(dropout)
+            self.gru = nn.GRU(hidden_size, hidden_size, n_layers, dropout=(0 if n_layers == 1 else dropout))
+            self.concat = nn.Linear(hidden_size * 2, hidden_size)
+            self.out = nn.Linear(hidden_size, output_size)
+            self.attn = Attn(attn_model, hidden_size)
+            self.n_layers = n_layers
+
+        def forward(self, input_step, last_hidden, encoder_outputs):
+            embedded = self.embedding_dropout(self.embedding(input_step))
+            rnn_output, hidden = self.gru(embedded, last_hidden)
+            attn_weights = self.attn(rnn_output, encoder_outputs)
+            context = attn_weights.bmm(encoder_outputs.transpose(0, 1))
+            rnn_output = rnn_output.squeeze(0)
+            context = context.squeeze(1)
+            concat_input = torch.cat((rnn_output, context), 1)
+            concat_output = torch.tanh(self.concat(concat_input))
+            output = self.out(concat_output)
+            output = F.softmax(output, dim=1)
+            return output, hidden
+
+    def maskNLLLoss(inp, target, mask):
+        nTotal = mask.sum()
+        crossEntropy = -torch.log(torch.gather(inp, 1, target.view(-1, 1)).squeeze(1))
+        loss = crossEntropy.masked_select(mask).mean()
+        return loss, nTotal.item()
+
+    hidden_size = 12
+    embedding = nn.Embedding(voc_size, hidden_size)
+    encoder = EncoderRNN(hidden_size, embedding)
+    decoder = LuongAttnDecoderRNN("general", embedding, hidden_size, voc_size, dropout=0.0)
+    _set_weights(torch, encoder, 71)
+    _set_weights(torch, decoder, 72)
+    encoder_optimizer = torch.optim.Adam(encoder.parameters(), lr=0.01)
+    decoder_optimizer = torch.optim.Adam(decoder.parameters(), lr=0.05)
+    teacher_forcing_ratio, clip, history = 1.0, 50.0, []
+    for iteration in range(1, 16):
+        encoder_optimizer.zero_grad()
+        decoder_optimizer.zero_grad()
+        encoder_outputs, encoder_hidden = encoder(input_variable, lengths)
+        decoder_input = torch.LongTensor([[SOS_token for _ in range(len(pairs))]])
+        decoder_hidden = encoder_hidden[:decoder.n_layers]
+        use_teacher_forcing = True if random.random() < teacher_forcing_ratio else False
+        loss, print_losses, n_totals = 0, [], 0
+        for t in range(max_target_len):
+            decoder_output, decoder_hidden = decoder(decoder_input, decoder_hidden, encoder_outputs)
+            if use_teacher_forcing:
+                decoder_input = target_variable[t].view(1, -1)
+            else:
+                _, topi = decoder_output.topk(1)
+                decoder_input = torch.LongTensor([[topi[i][0] for i in range(len(pairs))]])
+            mask_loss, nTotal = maskNLLLoss(decoder_output, target_variable[t], mask[t])
+            loss += mask_loss
+            print_losses.append(mask_loss.item() * nTotal)
+            n_totals += nTotal
+        loss.backward()
+        _ = nn.utils.clip_grad_norm_(encoder.parameters(), clip)
+        _ = nn.utils.clip_grad_norm_(decoder.parameters(), clip)
+        encoder_optimizer.step()
+        decoder_optimizer.step()
+        history.append(sum(print_losses) / n_totals)
+        if iteration % 5 == 0:
+            print(f"Iteration: {iteration}; Average loss: {history[-1]:.4f}")
+
+    class GreedySearchDecoder(nn.Module):
+        def __init__(self, encoder, decoder):
+            super().__init__()
+            self.encoder, self.decoder = encoder, decoder
+
+        def forward(self, input_seq, input_length, max_length):
+            encoder_outputs, encoder_hidden = self.encoder(input_seq, input_length)
+            decoder_hidden = encoder_hidden[:decoder.n_layers]
+            decoder_input = torch.ones(1, 1, dtype=torch.long) * SOS_token
+            all_tokens = torch.zeros([0], dtype=torch.long)
+            all_scores = torch.zeros([0])
+            for _ in range(max_length):
+                decoder_output, decoder_hidden = self.decoder(decoder_input, decoder_hidden, encoder_outputs)
+                decoder_scores, decoder_input = torch.max(decoder_output, dim=1)
+                all_tokens = torch.cat((all_tokens, decoder_input), dim=0)
+                all_scores = torch.cat((all_scores, decoder_scores), dim=0)
+                decoder_input = torch.unsqueeze(decoder_input, 0)
+            return all_tokens, all_scores
+
+    encoder.eval()
+    decoder.eval()
+    searcher = GreedySearchDecoder(encoder, decoder)
+    with torch.no_grad():
+        for sentence, _ in pairs[:3]:
+            indexes_batch = [indexesFromSentence(sentence)]
+            lengths = torch.tensor([len(indexes) for indexes in indexes_batch])
+            input_batch = torch.LongTensor(indexes_batch).transpose(0, 1)
+            tokens, scores = searcher(input_batch, lengths, 4)
+            decoded_words = [index2word.get(token.item(), "EOS") for token in tokens]
+            decoded_words[:] = [x for x in decoded_words if not (x == "EOS" or x == "PAD")]
+            print("Bot:", " ".join(decoded_words), scores.round(decimals=3))
+    return {"history": history}
+
+
+def test_chatbot_luong():
+    out = _check_printed(chatbot_luong)
+    assert "Bot:" in out and "mask: tensor([[ True," in out
+
+
+def llama_block(torch):
+    """A LLaMA-style decoder as the minimal reimplementations write it: RMSNorm, rotary position
+    embeddings as transformers' Llama computes them (cos/sin and rotate_half), grouped-query
+    attention with repeat_interleave, SwiGLU, a causal mask from torch.triu(full(-inf)), trained a
+    few AdamW steps, then greedy generation with a KV cache."""
+    import math
+    nn, F = torch.nn, torch.nn.functional
+    dim, n_heads, n_kv_heads, vocab, max_seq = 16, 4, 2, 11, 12
+    head_dim = dim // n_heads
+
+    def rotate_half(x):
+        """Rotates half the hidden dims of the input."""
+        x1 = x[..., : x.shape[-1] // 2]
+        x2 = x[..., x.shape[-1] // 2:]
+        return torch.cat((-x2, x1), dim=-1)
+
+    def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+        cos = cos.unsqueeze(unsqueeze_dim)
+        sin = sin.unsqueeze(unsqueeze_dim)
+        q_embed = (q * cos) + (rotate_half(q) * sin)
+        k_embed = (k * cos) + (rotate_half(k) * sin)
+        return q_embed, k_embed
+
+    class LlamaRotaryEmbedding(nn.Module):
+        def __init__(self, dim, base=10000.0):
+            super().__init__()
+            inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+            self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+        @torch.no_grad()
+        def forward(self, x, position_ids):
+            inv_freq_expanded = self.inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
+            position_ids_expanded = position_ids[:, None, :].float()
+            freqs = (inv_freq_expanded.float() @ position_ids_expanded.float()).transpose(1, 2)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)
+
+    def repeat_kv(x, n_rep):
+        bs, slen, n_kv, hd = x.shape
+        if n_rep == 1:
+            return x
+        return x[:, :, :, None, :].expand(bs, slen, n_kv, n_rep, hd).reshape(bs, slen, n_kv * n_rep, hd)
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wq = nn.Linear(dim, n_heads * head_dim, bias=False)
+            self.wk = nn.Linear(dim, n_kv_heads * head_dim, bias=False)
+            self.wv = nn.Linear(dim, n_kv_heads * head_dim, bias=False)
+            self.wo = nn.Linear(n_heads * head_dim, dim, bias=False)
+            self.cache_k = self.cache_v = None
+
+        def forward(self, x, start_pos, position_embeddings, mask, use_cache=False):
+            bsz, seqlen, _ = x.shape
+            xq, xk, xv = self.wq(x), self.wk(x), self.wv(x)
+            xq = xq.view(bsz, seqlen, n_heads, head_dim).transpose(1, 2)
+            xk = xk.view(bsz, seqlen, n_kv_heads, head_dim).transpose(1, 2)
+            xv = xv.view(bsz, seqlen, n_kv_heads, head_dim)
+            cos, sin = position_embeddings
+            xq, xk = apply_rotary_pos_emb(xq, xk, cos, sin)
+            xq, xk = xq.transpose(1, 2), xk.transpose(1, 2)
+            if use_cache:
+                if start_pos == 0:
+                    self.cache_k = torch.zeros((bsz, max_seq, n_kv_heads, head_dim))
+                    self.cache_v = torch.zeros((bsz, max_seq, n_kv_heads, head_dim))
+                self.cache_k[:bsz, start_pos: start_pos + seqlen] = xk
+                self.cache_v[:bsz, start_pos: start_pos + seqlen] = xv
+                keys = self.cache_k[:bsz, : start_pos + seqlen]
+                values = self.cache_v[:bsz, : start_pos + seqlen]
+            else:
+                keys, values = xk, xv
+            keys = torch.repeat_interleave(keys, dim=2, repeats=n_heads // n_kv_heads)
+            values = repeat_kv(values, n_heads // n_kv_heads)
+            xq, keys, values = xq.transpose(1, 2), keys.transpose(1, 2), values.transpose(1, 2)
+            scores = torch.matmul(xq, keys.transpose(2, 3)) / math.sqrt(head_dim)
+            if mask is not None:
+                scores = scores + mask
+            scores = F.softmax(scores.float(), dim=-1).type_as(xq)
+            output = torch.matmul(scores, values)
+            output = output.transpose(1, 2).contiguous().view(bsz, seqlen, -1)
+            return self.wo(output)
+
+    class FeedForward(nn.Module):
+        def __init__(self, hidden_dim, multiple_of=8):
+            super().__init__()
+            hidden_dim = int(2 * hidden_dim / 3)
+            hidden_dim = multiple_of * ((hidden_dim + multiple_of - 1) // multiple_of)
+            self.w1 = nn.Linear(dim, hidden_dim, bias=False)
+            self.w2 = nn.Linear(hidden_dim, dim, bias=False)
+            self.w3 = nn.Linear(dim, hidden_dim, bias=False)
+
+        def forward(self, x):
+            return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+    class TransformerBlock(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention = Attention()
+            self.feed_forward = FeedForward(4 * dim)
+            self.attention_norm = nn.RMSNorm(dim, eps=1e-5)
+            self.ffn_norm = nn.RMSNorm(dim, eps=1e-5)
+
+        def forward(self, x, start_pos, position_embeddings, mask, use_cache=False):
+            h = x + self.attention(self.attention_norm(x), start_pos, position_embeddings, mask,
+                                   use_cache)
+            return h + self.feed_forward(self.ffn_norm(h))
+
+    class Transformer(nn.Module):
+        def __init__(self, n_layers=2):
+            super().__init__()
+            self.tok_embeddings = nn.Embedding(vocab, dim)
+            self.layers = nn.ModuleList([TransformerBlock() for _ in range(n_layers)])
+            self.norm = nn.RMSNorm(dim, eps=1e-5)
+            self.output = nn.Linear(dim, vocab, bias=False)
+            self.rotary_emb = LlamaRotaryEmbedding(head_dim)
+
+        def forward(self, tokens, start_pos=0, use_cache=False):
+            _bsz, seqlen = tokens.shape
+            h = self.tok_embeddings(tokens)
+            position_ids = torch.arange(start_pos, start_pos + seqlen).unsqueeze(0)
+            position_embeddings = self.rotary_emb(h, position_ids)
+            mask = None
+            if seqlen > 1:
+                mask = torch.full((seqlen, seqlen), float("-inf"), device=tokens.device)
+                mask = torch.triu(mask, diagonal=1)
+                mask = torch.hstack([torch.zeros((seqlen, start_pos)), mask]).type_as(h)
+            for layer in self.layers:
+                h = layer(h, start_pos, position_embeddings, mask, use_cache)
+            return self.output(self.norm(h)).float()
+
+    model = Transformer()
+    _set_weights(torch, model, 81)
+    cos, sin = model.rotary_emb(torch.zeros(1), torch.arange(4).unsqueeze(0))
+    print(cos.shape, sin[0, 3], "inv_freq" in model.state_dict(), len(list(model.buffers())))
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"{n_params} parameters", model.layers[0].feed_forward.w1)
+    data = torch.tensor([[(3 * i + j) % vocab for i in range(9)] for j in range(4)])
+    x, y = data[:, :-1], data[:, 1:]
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, betas=(0.9, 0.95), weight_decay=0.1)
+    losses = []
+    for step in range(6):
+        logits = model(x)
+        loss = F.cross_entropy(logits.view(-1, vocab), y.reshape(-1))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        norm = nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        losses.append(loss.item())
+        print(f"step {step} loss {loss.item():.4f} grad norm {norm.item():.4f}")
+    model.eval()
+    with torch.no_grad():
+        tokens = data[:1, :3]
+        full = model(tokens)
+        out = model(tokens, 0, use_cache=True)
+        generated = tokens[0].tolist()
+        next_tok = out[:, -1].argmax(-1, keepdim=True)
+        for pos in range(3, 7):
+            generated.append(next_tok.item())
+            out = model(next_tok, pos, use_cache=True)
+            next_tok = out[:, -1].argmax(-1, keepdim=True)
+        print("generated", generated, torch.allclose(full, model(tokens), atol=1e-6))
+    return {"losses": losses, "full": full.numpy()}
+
+
+def test_llama_block():
+    out = _check_printed(llama_block)
+    assert "6576 parameters" in out and "True" in out.splitlines()[-1]
+
+
+def metric_learning(torch, images, labels):
+    """A siamese / triplet embedding network on digits, as metric-learning tutorials write it:
+    triplets and pairs drawn per class, TripletMarginLoss, CosineEmbeddingLoss and a contrastive
+    loss by hand with F.pairwise_distance, embeddings normalised with F.normalize, then
+    nearest-neighbour accuracy through torch.cdist and topk."""
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(91)
+    x = torch.from_numpy(images.reshape(len(images), 1, 8, 8))
+    y = torch.from_numpy(labels)
+    by_class = {c: np.flatnonzero(labels[:300] == c) for c in range(10)}
+
+    def make_triplets(n):
+        a_idx, p_idx, n_idx = [], [], []
+        for _ in range(n):
+            c, other = rng.choice(10, 2, replace=False)
+            i, j = rng.choice(by_class[c], 2, replace=False)
+            a_idx.append(i), p_idx.append(j), n_idx.append(rng.choice(by_class[other]))
+        return torch.tensor(a_idx), torch.tensor(p_idx), torch.tensor(n_idx)
+
+    class EmbeddingNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.convnet = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.PReLU(),
+                                         nn.MaxPool2d(2, stride=2), nn.Conv2d(8, 16, 3),
+                                         nn.PReLU(), nn.AdaptiveMaxPool2d(1))
+            self.fc = nn.Sequential(nn.Linear(16, 32), nn.PReLU(), nn.Linear(32, 8))
+
+        def forward(self, x):
+            output = self.convnet(x)
+            output = output.view(output.size()[0], -1)
+            return self.fc(output)
+
+        def get_embedding(self, x):
+            return F.normalize(self.forward(x), p=2, dim=1)
+
+    class ContrastiveLoss(nn.Module):
+        def __init__(self, margin):
+            super().__init__()
+            self.margin, self.eps = margin, 1e-9
+
+        def forward(self, output1, output2, target, size_average=True):
+            distances = (output2 - output1).pow(2).sum(1)
+            losses = 0.5 * (target.float() * distances + (1 + -1 * target).float()
+                            * F.relu(self.margin - (distances + self.eps).sqrt()).pow(2))
+            return losses.mean() if size_average else losses.sum()
+
+    model = EmbeddingNet()
+    _set_weights(torch, model, 92)
+    print(model.fc)
+    triplet_loss = nn.TripletMarginLoss(margin=1.0, p=2)
+    cosine_loss = nn.CosineEmbeddingLoss(margin=0.2)
+    contrastive = ContrastiveLoss(margin=1.0)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 4, gamma=0.5, last_epoch=-1)
+    history = []
+    for epoch in range(8):
+        model.train()
+        a, p, n = make_triplets(32)
+        ea, ep, en = model(x[a]), model(x[p]), model(x[n])
+        same = torch.from_numpy((rng.random(32) < 0.5).astype(np.int64))
+        partner = torch.where(same.bool(), p, n)
+        target = same * 2 - 1
+        loss = (triplet_loss(ea, ep, en) + cosine_loss(ea, model(x[partner]), target)
+                + 0.1 * contrastive(ea, model(x[partner]), same))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        d_pos = F.pairwise_distance(ea, ep).mean().item()
+        d_neg = F.pairwise_distance(ea, en).mean().item()
+        history.append(loss.item())
+        print(f"epoch {epoch} loss {loss.item():.4f} d+ {d_pos:.3f} d- {d_neg:.3f} "
+              f"lr {scheduler.get_last_lr()[0]:.4f}")
+    model.eval()
+    with torch.no_grad():
+        gallery, queries = model.get_embedding(x[:300]), model.get_embedding(x[300:])
+        dist = torch.cdist(queries, gallery)
+        _, nn_idx = dist.topk(3, dim=1, largest=False)
+        votes = y[:300][nn_idx]
+        pred = torch.mode(votes, dim=1).values
+        acc = (pred == y[300:]).float().mean().item()
+        sims = queries @ gallery.T
+    print(f"3-NN accuracy {acc:.3f}", dist.shape, sims.max().item() <= 1.0 + 1e-6,
+          torch.linalg.vector_norm(gallery, dim=1)[:3])
+    return {"history": history, "acc": acc, "dist": dist.numpy()}
+
+
+def test_metric_learning(digits):
+    images, labels = digits
+    out = _check_printed(metric_learning, images=images, labels=labels)
+    assert "3-NN accuracy" in out and "PReLU(num_parameters=1)" in out
+
+
+def d2l_lenet(torch, images, labels):
+    """Dive into Deep Learning's LeNet chapter, d2l-style: a network of lazy layers, the layer
+    summary loop, init_cnn applied after a dry run (type(module) == nn.Linear), an Accumulator
+    of metrics, evaluate_accuracy under eval/no_grad, a LeNet with LazyBatchNorm2d."""
+    nn = torch.nn
+
+    class Accumulator:
+        """For accumulating sums over n variables."""
+        def __init__(self, n):
+            self.data = [0.0] * n
+
+        def add(self, *args):
+            self.data = [a + float(b) for a, b in zip(self.data, args)]
+
+        def __getitem__(self, idx):
+            return self.data[idx]
+
+    def accuracy(y_hat, y):
+        if len(y_hat.shape) > 1 and y_hat.shape[1] > 1:
+            y_hat = y_hat.argmax(axis=1)
+        cmp = y_hat.type(y.dtype) == y
+        return float(cmp.type(y.dtype).sum())
+
+    def evaluate_accuracy(net, data_iter):
+        if isinstance(net, torch.nn.Module):
+            net.eval()
+        metric = Accumulator(2)
+        with torch.no_grad():
+            for X, y in data_iter:
+                metric.add(accuracy(net(X), y), y.numel())
+        return metric[0] / metric[1]
+
+    def init_cnn(module):
+        if type(module) == nn.Linear or type(module) == nn.Conv2d:
+            with torch.no_grad():  # (xavier_uniform_ in d2l: here the same numbers in both)
+                rng = np.random.default_rng(module.weight.numel())
+                fan_in, fan_out = module.weight[0].numel(), module.weight.shape[0]
+                bound = (6 / (fan_in + fan_out)) ** 0.5 * 1.0
+                module.weight.copy_(torch.from_numpy(
+                    rng.uniform(-bound, bound, tuple(module.weight.shape)).astype(np.float32)))
+                module.bias.zero_()
+
+    def lenet(batch_norm=False):
+        bn = (lambda: [nn.LazyBatchNorm2d()]) if batch_norm else (lambda: [])
+        return nn.Sequential(
+            nn.LazyConv2d(6, kernel_size=5, padding=2), *bn(), nn.Sigmoid(),
+            nn.AvgPool2d(kernel_size=2, stride=2),
+            nn.LazyConv2d(16, kernel_size=3), *bn(), nn.Sigmoid(),
+            nn.Flatten(),
+            nn.LazyLinear(120), nn.Sigmoid(),
+            nn.LazyLinear(84), nn.Sigmoid(),
+            nn.LazyLinear(10))
+
+    X = torch.from_numpy(images).unsqueeze(1)
+    y = torch.from_numpy(labels)
+    data = torch.utils.data
+    train_iter = data.DataLoader(data.TensorDataset(X[:320], y[:320]), batch_size=64)
+    test_iter = data.DataLoader(data.TensorDataset(X[320:], y[320:]), batch_size=80)
+    results = {}
+    for batch_norm in (False, True):
+        net = lenet(batch_norm)
+        print(net[0])
+        Xs = torch.zeros(1, 1, 8, 8)
+        for layer in net:
+            Xs = layer(Xs)
+            print(layer.__class__.__name__, "output shape:\t", Xs.shape)
+        net.apply(init_cnn)
+        print(sum(p.numel() for p in net.parameters()), [type(m).__name__ for m in net][:3])
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.9 if not batch_norm else 0.1)
+        loss = nn.CrossEntropyLoss()
+        history = []
+        for epoch in range(3):
+            metric = Accumulator(3)
+            net.train()
+            for X_, y_ in train_iter:
+                optimizer.zero_grad()
+                y_hat = net(X_)
+                l = loss(y_hat, y_)
+                l.backward()
+                optimizer.step()
+                with torch.no_grad():
+                    metric.add(l * X_.shape[0], accuracy(y_hat, y_), X_.shape[0])
+            train_l, train_acc = metric[0] / metric[2], metric[1] / metric[2]
+            test_acc = evaluate_accuracy(net, test_iter)
+            history.append(train_l)
+            print(f"epoch {epoch + 1}, loss {train_l:.3f}, train acc {train_acc:.3f}, "
+                  f"test acc {test_acc:.3f}")
+        results[f"history_bn{batch_norm}"] = history
+    return results
+
+
+def test_d2l_lenet(digits):
+    images, labels = digits
+    out = _check_printed(d2l_lenet, images=images, labels=labels)
+    assert "LazyConv2d(0, 6," in out and "['Conv2d', 'BatchNorm2d', 'Sigmoid']" in out
+
+
+def spatial_transformer(torch, images, labels):
+    """The official "Spatial Transformer Networks" tutorial on 8x8 digits: a localization network
+    regresses an affine theta (its last layer initialised to the identity), F.affine_grid and
+    F.grid_sample warp the input, then a small classifier; train() and test() as in the tutorial."""
+    import warnings
+    nn, F, optim = torch.nn, torch.nn.functional, torch.optim
+    data = torch.utils.data
+    train_loader = data.DataLoader(data.TensorDataset(torch.from_numpy(images[:256]).unsqueeze(1),
+                                                      torch.from_numpy(labels[:256])), batch_size=64)
+    test_loader = data.DataLoader(data.TensorDataset(torch.from_numpy(images[256:]).unsqueeze(1),
+                                                     torch.from_numpy(labels[256:])), batch_size=72)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 6, kernel_size=3, padding=1)
+            self.conv2 = nn.Conv2d(6, 12, kernel_size=3)
+            self.conv2_drop = nn.Dropout2d(p=0.0)
+            self.fc1 = nn.Linear(12 * 1 * 1, 32)
+            self.fc2 = nn.Linear(32, 10)
+            # Spatial transformer localization-network
+            self.localization = nn.Sequential(nn.Conv2d(1, 4, kernel_size=3), nn.MaxPool2d(2, stride=2),
+                                              nn.ReLU(True), nn.Conv2d(4, 6, kernel_size=3), nn.ReLU(True))
+            # Regressor for the 3 * 2 affine matrix
+            self.fc_loc = nn.Sequential(nn.Linear(6 * 1 * 1, 16), nn.ReLU(True), nn.Linear(16, 3 * 2))
+
+        def init_identity(self):
+            # Initialize the weights/bias with identity transformation
+            self.fc_loc[2].weight.data.zero_()
+            self.fc_loc[2].bias.data.copy_(torch.tensor([1, 0, 0, 0, 1, 0], dtype=torch.float))
+
+        # Spatial transformer network forward function
+        def stn(self, x):
+            xs = self.localization(x)
+            xs = xs.view(-1, 6 * 1 * 1)
+            theta = self.fc_loc(xs)
+            theta = theta.view(-1, 2, 3)
+            grid = F.affine_grid(theta, x.size())
+            x = F.grid_sample(x, grid)
+            return x
+
+        def forward(self, x):
+            x = self.stn(x)
+            x = F.relu(F.max_pool2d(self.conv1(x), 2))
+            x = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
+            x = x.view(-1, 12 * 1 * 1)
+            x = F.relu(self.fc1(x))
+            x = F.dropout(x, training=False)
+            x = self.fc2(x)
+            return F.log_softmax(x, dim=1)
+
+    model = Net()
+    _set_weights(torch, model, 101)
+    model.init_identity()
+    optimizer = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    out = {"train": [], "test": []}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+
+        def train(epoch):
+            model.train()
+            for batch_idx, (data_, target) in enumerate(train_loader):
+                optimizer.zero_grad()
+                output = model(data_)
+                loss = F.nll_loss(output, target)
+                loss.backward()
+                optimizer.step()
+                out["train"].append(loss.item())
+                if batch_idx % 2 == 0:
+                    print(f"Train Epoch: {epoch} [{batch_idx * len(data_)}/{len(train_loader.dataset)} "
+                          f"({100. * batch_idx / len(train_loader):.0f}%)]\tLoss: {loss.item():.6f}")
+
+        def test():
+            with torch.no_grad():
+                model.eval()
+                test_loss, correct = 0, 0
+                for data_, target in test_loader:
+                    output = model(data_)
+                    test_loss += F.nll_loss(output, target, size_average=False).item()
+                    pred = output.max(1, keepdim=True)[1]
+                    correct += pred.eq(target.view_as(pred)).sum().item()
+                test_loss /= len(test_loader.dataset)
+                out["test"].append(test_loss)
+                print(f"\nTest set: Average loss: {test_loss:.4f}, Accuracy: {correct}/"
+                      f"{len(test_loader.dataset)} ({100. * correct / len(test_loader.dataset):.0f}%)\n")
+
+        for epoch in range(1, 3):
+            train(epoch)
+            test()
+        with torch.no_grad():
+            x = next(iter(test_loader))[0][:2]
+            warped = model.stn(x)
+        print(warped.shape, (warped - x).abs().max().item() < 1.0)
+    print(sorted({str(w.message)[:60] for w in caught}), len(caught) > 0)
+    out["warped"] = warped.numpy()
+    return out
+
+
+def test_spatial_transformer(digits):
+    images, labels = digits
+    out = _check_printed(spatial_transformer, images=images, labels=labels)
+    assert "Test set: Average loss" in out and "Default grid_sample and affine_grid" in out

@@ -651,9 +651,19 @@ def _einsum(subs: list, out_sub: str, operands: list, sizes: dict) -> Tensor:
         # an operand is read by the gradients of the *other* operands only
         saved = tuple(op for i, op in enumerate(operands)
                       if any(o._requires_grad for j, o in enumerate(operands) if j != i))
-        record("PermuteBackward0" if single_view else "EinsumBackward0", res, tuple(operands),
+        record(_einsum_node_name(subs, out_sub), res, tuple(operands),
                lambda g: _einsum_grads(g, subs, out_sub, operands, sizes), saved=saved)
     return res
+
+
+def _einsum_node_name(subs: list, out_sub: str) -> str:
+    """The node torch's einsum ends with (it is made of permutes, a product and views): a letter
+    summed away ends one operand in a sum (``SumBackward1``, else it is a permuted view) and
+    several in a bmm and its view (``ViewBackward0``, else they meet in a broadcast product)."""
+    summed = bool(set("".join(subs)) - set(out_sub))
+    if len(subs) == 1:
+        return "SumBackward1" if summed else "PermuteBackward0"
+    return "ViewBackward0" if summed else "MulBackward0"
 
 
 def _einsum_grads(g: Tensor, subs: list, out_sub: str, operands: list, sizes: dict) -> tuple:

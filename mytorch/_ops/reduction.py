@@ -33,7 +33,7 @@ from .shape import cat
 __all__ = [
     "sum", "nansum", "mean", "nanmean", "var", "std", "var_mean", "std_mean",
     "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "prod", "cumsum", "cumprod",
-    "logsumexp", "median", "kthvalue", "topk", "sort", "argsort", "msort",
+    "logsumexp", "median", "mode", "kthvalue", "topk", "sort", "argsort", "msort",
     "unique", "unique_consecutive", "count_nonzero", "any", "all",
 ]
 
@@ -836,6 +836,25 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     return _select("MedianBackward1", input, idx, d, not keepdim, return_types.median)
 
 
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
+    """The most frequent value along ``dim`` (ties: the smallest; NaN never repeats) and the index
+    of its last occurrence: ``(values, indices)``."""
+    arr, d = _along(input, dim)
+    host = np.moveaxis(arr.get() if hasattr(arr, "get") else arr, d, -1)
+    rows = host.reshape(-1, host.shape[-1])
+    order = rows.argsort(axis=1, kind="stable")  # equal values keep their order: the run's last
+    picked = np.zeros(len(rows), np.int64)       # element is the value's last occurrence
+    for r, (row, o) in enumerate(zip(rows, order, strict=True)):
+        s = row[o]
+        starts = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
+        lengths = np.diff(np.append(starts, len(s)))
+        k = int(lengths.argmax())                # the first longest run: the smallest value
+        picked[r] = o[starts[k] + lengths[k] - 1]
+    idx = np.moveaxis(picked.reshape(host.shape[:-1] + (1,)), -1, d)
+    idx = xp_for(input._device).asarray(idx)
+    return _select("ModeBackward0", input, idx, d, not keepdim, return_types.mode)
+
+
 # ============================================================================ unique and counting
 def _unique_sorted_fast(x: Tensor) -> tuple:
     """:func:`unique_sorted` by the array library's ``unique`` (the same sort, in one call;
@@ -947,7 +966,7 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
 
 # ============================================================================ Tensor methods
 for _fn in (sum, nansum, mean, nanmean, var, std, max, min, amax, amin, aminmax, argmax, argmin,
-            prod, cumsum, cumprod, logsumexp, median, kthvalue, topk, sort, argsort, msort,
+            prod, cumsum, cumprod, logsumexp, median, mode, kthvalue, topk, sort, argsort, msort,
             unique, unique_consecutive, count_nonzero, any, all):
     tensor_method(_fn.__name__)(_fn)
 del _fn

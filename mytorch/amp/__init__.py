@@ -1,4 +1,4 @@
-"""``torch.amp``: loss scaling (``GradScaler``) and ``autocast`` (enabled: not implemented)."""
+"""``torch.amp``: loss scaling (``GradScaler``) and ``autocast`` (on the CPU)."""
 from __future__ import annotations
 
 from .autocast_mode import autocast, is_autocast_available

@@ -8,8 +8,9 @@
 from . import functional, init, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedBuffer, UninitializedParameter
 from . import parallel  # noqa: E402,F401
 from .parallel import DataParallel  # noqa: E402,F401
 
-__all__ = ["Parameter", "functional", "init", "parallel", "DataParallel", *_modules_all]
+__all__ = ["Parameter", "UninitializedBuffer", "UninitializedParameter", "functional", "init",
+           "parallel", "DataParallel", *_modules_all]

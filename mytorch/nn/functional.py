@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from .._ops import pointwise as _pw
 from .._tensor import Tensor
-from ._functional.linear import linear
+from ._functional.linear import bilinear, linear
 
-__all__ = ["linear", "relu", "relu_"]
+__all__ = ["bilinear", "linear", "relu", "relu_"]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -11,7 +11,7 @@ from typing import Any
 from .._creation import empty
 from .._tensor import Tensor, _init
 
-__all__ = ["Parameter"]
+__all__ = ["Parameter", "UninitializedBuffer", "UninitializedParameter"]
 
 
 class Parameter(Tensor):
@@ -56,3 +56,54 @@ class Parameter(Tensor):
 
 def _rebuild_parameter(data: Tensor, requires_grad: bool) -> Parameter:
     return Parameter(data, requires_grad)
+
+
+class _Uninitialized:
+    """A placeholder whose shape a lazy module learns from its first input (``materialize``)."""
+
+    __slots__ = ()  # (the layout of the class it becomes)
+    cls_to_become: type
+
+    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        """Become a ``cls_to_become`` of ``shape``, uninitialised memory (``empty``), in place."""
+        self.data = empty(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,),
+                          device=self.device if device is None else device,
+                          dtype=self.dtype if dtype is None else dtype)
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    __str__ = __repr__
+
+
+class UninitializedParameter(_Uninitialized, Parameter):
+    """A parameter of a lazy module (``nn.LazyLinear``) before its first forward."""
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device: Any = None,
+                dtype: Any = None) -> "UninitializedParameter":
+        return Parameter.__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
+        pass
+
+
+class UninitializedBuffer(_Uninitialized, Tensor):
+    """A buffer of a lazy module (``nn.LazyBatchNorm2d``'s running stats) before its first forward."""
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device: Any = None,
+                dtype: Any = None) -> "UninitializedBuffer":
+        b = object.__new__(cls)
+        data = empty(0, device=device, dtype=dtype)
+        _init(b, data._data, data._device)
+        b._requires_grad = requires_grad
+        return b
+
+    def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None) -> None:
+        pass

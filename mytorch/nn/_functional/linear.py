@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from ..._fp import FP_IGNORE, FP_STATE
 from ..._ops import pointwise as _pw
+from ..._ops.linalg import einsum
 from ..._ops._operands import check_same_device
 from ..._pieces import pieces
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import needs_grad, record, sum_to
 
-__all__ = ["linear"]
+__all__ = ["bilinear", "linear"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -65,3 +66,27 @@ def _addmm(bias: Tensor, x: Tensor, wt: Tensor) -> Tensor:
 
         record("AddmmBackward0", res, (bias, x, wt), backward, saved=_pw._crossed(x, wt))
     return res
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y_k = x1ᵀ A_k x2 + b_k`` over the last dimension of both inputs; ``weight`` is
+    ``(out, in1, in2)``. Like torch's ``_trilinear``, one contraction viewed back to the batch
+    shape (``ViewBackward0``), then the bias added (``AddBackward0``)."""
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and "
+                           f"{input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: "
+                               f"got {input1.shape[i]} and {input2.shape[i]}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{input1.shape[-1]} but expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{input2.shape[-1]} but expected {weight.shape[2]}")
+    if bias is not None and bias.shape[-1] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[-1]} but expected {weight.shape[0]}")
+    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias

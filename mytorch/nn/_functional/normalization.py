@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from ... import _dtype as D
 from ..._device import xp_for
 from ..._ops._operands import check_same_device, quietly
 from ..._ops.pointwise import div
@@ -37,7 +39,7 @@ from ...autograd.grad_mode import STATE, no_grad
 from ...autograd.graph import needs_grad, record, sum_to
 from ...autograd.piece_op import as_op
 
-__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "normalize"]
+__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "normalize", "rms_norm"]
 
 
 # ----------------------------------------------------------------------------- the fused kernel
@@ -427,6 +429,39 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
         return fast
     axes = tuple(range(input.dim() - k, input.dim()))
     return _normalize(input, axes, ns, weight, bias, eps, "NativeLayerNormBackward0")[0]
+
+
+# ----------------------------------------------------------------------------- rms_norm
+_RMS_WARNED: list[bool] = []
+_C10_NAMES = {D.float32: "float", D.float64: "double", D.float16: "c10::Half",
+              D.bfloat16: "c10::BFloat16"}
+
+
+def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """Divide by the root mean square over the last ``len(normalized_shape)`` dims (no centring),
+    then scale by ``weight``: torch's composite, ``x * rsqrt(mean(x²) + eps) * weight``, with
+    ``eps`` the dtype's machine epsilon by default."""
+    ns = tuple(normalized_shape)
+    shape = input._data.shape
+    if len(shape) < len(ns) or shape[len(shape) - len(ns):] != ns:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*{', '.join(map(str, ns))}], but got input of size"
+                           f"{list(input.shape)}")
+    if weight is not None and weight._data.shape != ns:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got "
+                           f"weight of shape {list(weight.shape)} and normalized_shape = {list(ns)}")
+    if weight is not None and weight.dtype is not input.dtype and not _RMS_WARNED:
+        _RMS_WARNED.append(True)  # (torch warns once per process)
+        warnings.warn(f"Mismatch dtype between input and weight: input dtype = "
+                      f"{_C10_NAMES.get(input.dtype, input.dtype)}, weight dtype = "
+                      f"{_C10_NAMES.get(weight.dtype, weight.dtype)}, Cannot dispatch to fused "
+                      "implementation.", stacklevel=2)
+    if eps is None:
+        eps = float(np.finfo(np.float64 if input.dtype is D.float64 else np.float32).eps)
+    dims = tuple(range(input.dim() - len(ns), input.dim()))
+    result = input * input.pow(2).mean(dims, keepdim=True).add_(eps).rsqrt()
+    return result if weight is None else (result * weight).type_as(input)
 
 
 # ----------------------------------------------------------------------------- group_norm

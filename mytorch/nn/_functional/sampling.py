@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,7 +40,7 @@ from ._windows import add_windows, out_size, pad_array, windows
 from .pooling import _adaptive_avg
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "unfold", "fold",
-           "pixel_shuffle", "pixel_unshuffle"]
+           "pixel_shuffle", "pixel_unshuffle", "affine_grid", "grid_sample"]
 
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
 _NEEDS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
@@ -377,3 +378,133 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     x = x.permute(*range(nl), nl, nl + 2, nl + 4, nl + 1, nl + 3)
     return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+# ----------------------------------------------------------------------------- spatial transformers
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False "
+                  "since 1.3.0. Please specify align_corners=True if the old behavior is desired. "
+                  "See the documentation of grid_sample for details.")
+
+
+def affine_grid(theta: Tensor, size: list[int], align_corners: bool | None = None) -> Tensor:
+    """The sampling grid of a batch of 2-D affine maps ``theta`` (N×2×3) for an output of
+    ``size`` (N, C, H, W): ``grid[n, h, w] = theta[n] @ (x_w, y_h, 1)`` in [-1, 1] coordinates."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                             f"{size}. Got {theta.shape}.")
+    elif len(size) == 5:
+        raise NotImplementedError("mytorch's affine_grid makes 2-D grids (4-D sizes) only")
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    n, _, h, w = size
+    ft = theta._data.dtype
+
+    def steps(k: int) -> Any:
+        s = np.linspace(-1, 1, k, dtype=ft) if k > 1 else np.zeros(1, ft)
+        return s if align_corners else s * ft.type((k - 1) / k)
+
+    base = np.empty((h, w, 3), ft)
+    base[..., 0], base[..., 1], base[..., 2] = steps(w)[None, :], steps(h)[:, None], 1
+    flat = base.reshape(h * w, 3)
+    res = wrap((flat @ theta._data.transpose(0, 2, 1)).reshape(n, h, w, 2), theta._device)
+    if needs_grad(theta):
+        record("AffineGridGeneratorBackward0", res, (theta,),
+               lambda g: (wrap(g._data.reshape(n, h * w, 2).transpose(0, 2, 1) @ flat,
+                               theta._device),), saved=(theta,))
+    return res
+
+
+def _source_index(coord: Any, size: int, padding_mode: str, align_corners: bool) -> tuple:
+    """Grid coordinates in [-1, 1] -> pixel positions, and d(position)/d(coordinate)."""
+    ft = coord.dtype.type
+    if align_corners:
+        pos, scale = (coord + 1) / 2 * ft(size - 1), ft((size - 1) / 2)
+    else:
+        pos, scale = ((coord + 1) * ft(size) - 1) / 2, ft(size / 2)
+    grad = np.full(coord.shape, scale, coord.dtype)
+    if padding_mode == "border":  # clipped positions do not move with the grid
+        outside = (pos <= 0) | (pos >= size - 1)
+        pos, grad = np.clip(pos, 0, size - 1), np.where(outside, 0, grad).astype(coord.dtype)
+    return pos, grad
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
+    """Sample ``input`` (N, C, H, W) at the [-1, 1] positions of ``grid`` (N, H_out, W_out, 2):
+    bilinear (or nearest) interpolation, zeros (or the border's values) outside."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' "
+                         f"or 'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if mode == "bicubic" or padding_mode == "reflection" or input.dim() == 5:
+        raise NotImplementedError("mytorch's grid_sample samples 4-D inputs, 'bilinear' or "
+                                  "'nearest', with 'zeros' or 'border' padding")
+    if input.dim() != 4 or grid.dim() != input.dim():
+        raise RuntimeError("grid_sampler(): expected 4D or 5D input and grid with same number of "
+                           f"dimensions, but got input with sizes {list(input.shape)} and grid "
+                           f"with sizes {list(grid.shape)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, but "
+                           f"got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    if grid.shape[-1] != 2:
+        raise RuntimeError("grid_sampler(): expected grid to have size 2 in last dimension, but "
+                           f"got grid with sizes {list(grid.shape)}")
+    x, gd = input._data, grid._data
+    n, c, h, w = x.shape
+    ix, dix = _source_index(gd[..., 0], w, padding_mode, align_corners)
+    iy, diy = _source_index(gd[..., 1], h, padding_mode, align_corners)
+    batch = np.arange(n)[:, None, None]
+    if mode == "nearest":  # ties to even, as std::nearbyint
+        corners = [(np.rint(ix).astype(np.int64), np.rint(iy).astype(np.int64),
+                    np.ones_like(ix), np.zeros_like(ix), np.zeros_like(ix))]
+    else:
+        x0, y0 = np.floor(ix), np.floor(iy)
+        fx, fy = ix - x0, iy - y0
+        x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
+        # (column, row, weight, d weight / d ix, d weight / d iy) of the four neighbours
+        corners = [(x0, y0, (1 - fx) * (1 - fy), -(1 - fy), -(1 - fx)),
+                   (x0 + 1, y0, fx * (1 - fy), 1 - fy, -fx),
+                   (x0, y0 + 1, (1 - fx) * fy, -fy, 1 - fx),
+                   (x0 + 1, y0 + 1, fx * fy, fy, fx)]
+    taps = []
+    out = np.zeros((n, gd.shape[1], gd.shape[2], c), x.dtype)
+    for cx, cy, wt, dwx, dwy in corners:
+        inside = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h)
+        sx, sy = np.clip(cx, 0, w - 1), np.clip(cy, 0, h - 1)
+        vals = x.transpose(0, 2, 3, 1)[batch, sy, sx] * inside[..., None]  # (n, h_o, w_o, c)
+        out += vals * wt[..., None]
+        taps.append((sx, sy, inside, wt, dwx, dwy, vals))
+    res = wrap(np.ascontiguousarray(out.transpose(0, 3, 1, 2)), input._device)
+    if needs_grad(input, grid):
+        def backward(g: Tensor) -> tuple:
+            ga = g._data.transpose(0, 2, 3, 1)  # (n, h_o, w_o, c)
+            g_in = np.zeros((n, h, w, c), x.dtype) if input._requires_grad else None
+            g_grid = np.zeros(gd.shape, gd.dtype) if grid._requires_grad else None
+            for sx, sy, inside, wt, dwx, dwy, vals in taps:
+                if g_in is not None:
+                    np.add.at(g_in, (np.broadcast_to(batch, sx.shape), sy, sx),
+                              ga * (wt * inside)[..., None])
+                if g_grid is not None and mode == "bilinear":
+                    dot = (ga * vals).sum(-1)
+                    g_grid[..., 0] += dot * dwx * dix
+                    g_grid[..., 1] += dot * dwy * diy
+            return (None if g_in is None else wrap(np.ascontiguousarray(g_in.transpose(0, 3, 1, 2)),
+                                                   input._device),
+                    None if g_grid is None else wrap(g_grid, grid._device))
+        record("GridSampler2DBackward0", res, (input, grid), backward, saved=(input, grid))
+    return res

@@ -2,11 +2,11 @@
 from .activation import ReLU, Sigmoid, Tanh
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .flatten import Flatten, Unflatten
-from .linear import Identity, Linear
+from .linear import Bilinear, Identity, LazyLinear, Linear
 from .module import Module
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
-           "Identity", "Linear", "ReLU", "Sigmoid", "Tanh", "Flatten", "Unflatten"]
+           "Bilinear", "Identity", "LazyLinear", "Linear", "ReLU", "Sigmoid", "Tanh", "Flatten", "Unflatten"]
 
 from . import conv as _conv, fold as _fold, padding as _padding, pixelshuffle as _ps  # noqa: E402
 from . import pooling as _pooling, upsampling as _up  # noqa: E402
@@ -28,7 +28,7 @@ from .attention import MultiheadAttention  # noqa: E402
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm  # noqa: E402
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: E402
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
-from .normalization import GroupNorm, LayerNorm  # noqa: E402
+from .normalization import GroupNorm, LayerNorm, RMSNorm  # noqa: E402
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: E402
 from .sparse import Embedding, EmbeddingBag  # noqa: E402
 
@@ -36,13 +36,18 @@ __all__ += ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", 
             "SiLU", "Softmax", "Softmin", "Softplus", "CELU", "SELU", "Hardshrink", "Hardsigmoid",
             "Hardswish", "Mish", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "MultiheadAttention", "BatchNorm1d", "BatchNorm2d", "SyncBatchNorm",
             "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d",
-            "InstanceNorm2d", "InstanceNorm3d", "GroupNorm", "LayerNorm", "GRU", "LSTM", "RNN",
+            "InstanceNorm2d", "InstanceNorm3d", "GroupNorm", "LayerNorm", "RMSNorm", "GRU", "LSTM", "RNN",
             "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase", "Embedding", "EmbeddingBag"]
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss,  # noqa: E402
                    L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
+from .batchnorm import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d  # noqa: E402
+from .loss import (CosineEmbeddingLoss, HingeEmbeddingLoss, MarginRankingLoss,  # noqa: E402
+                   TripletMarginLoss)
 
 __all__ += ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
-            "MSELoss", "NLLLoss", "SmoothL1Loss"]
+            "MSELoss", "NLLLoss", "SmoothL1Loss", "CosineEmbeddingLoss", "HingeEmbeddingLoss",
+            "MarginRankingLoss", "TripletMarginLoss", "LazyBatchNorm1d", "LazyBatchNorm2d",
+            "LazyBatchNorm3d"]
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: E402
                           TransformerEncoder, TransformerEncoderLayer)
