@@ -188,7 +188,7 @@ LEFT_OUT: dict[str, tuple[str, str, str]] = {
         """quasirandom torch_version version binomial is_distributed get_file_path TYPE_CHECKING
         USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH classproperty bit ComplexType fill storage
         types""",
-        "fill_diagonal_",
+        "",
     ),
 }
 
