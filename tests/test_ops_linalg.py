@@ -184,6 +184,18 @@ MATRIX = [
          [wellcond(2, 3, 3), randn(2, 3, dtype=np.float64)], atol=1e-9, rtol=1e-9),
     Case("solve-right", lambda t, a, b: t.linalg.solve(a, b, left=False),
          [wellcond(3, 3), randn(2, 3, dtype=np.float64)], atol=1e-9, rtol=1e-9),
+    # only the chosen triangle of A is read (and gets a gradient); batch dims broadcast
+    Case("solve_triangular-lower", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False),
+         [wellcond(3, 3), randn(3, 2, dtype=np.float64)], atol=1e-9, rtol=1e-9),
+    Case("solve_triangular-upper-bcast", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=True),
+         [wellcond(4, 3, 3), randn(2, 1, 3, 2, dtype=np.float64)], atol=1e-9, rtol=1e-9),
+    Case("solve_triangular-right-unit", lambda t, a, b: t.linalg.solve_triangular(
+        a, b, upper=False, left=False, unitriangular=True),
+         [wellcond(3, 3), randn(2, 3, dtype=np.float64)], atol=1e-9, rtol=1e-9),
+    Case("solve_triangular-B-cast-to-A", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=True),
+         [wellcond(3, 3).astype(np.float32), randn(3, 1, dtype=np.float64)], atol=1e-5),
+    Case("solve_triangular-zero-pivot", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False),
+         [np.zeros((2, 2)), np.ones((2, 1))], grad=False),
 ]
 
 
@@ -302,6 +314,21 @@ ERRORS = [
     ("trace-bool", lambda t, a: t.trace(a), [i64(3, 3) > 0], "not implemented for 'Bool'"),
     ("cross-no-3", lambda t, a, b: t.cross(a, b), [f(2, 4), f(2, 4)], "no dimension of size 3"),
     ("norm-3d-ord", lambda t, a: t.linalg.norm(a, 2), [f(2, 3, 4)], "must be 1D or 2D"),
+    ("solve_triangular-1d-A", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False),
+     [f(3), f(3, 2)], "The input tensor A must have at least 2 dimensions."),
+    ("solve_triangular-nonsquare", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False),
+     [i64(3, 2), f(3, 2)], "A must be batches of square matrices, but they are 3 by 2 matrices"),
+    ("solve_triangular-1d-B", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False),
+     [f(3, 3), f(3)], "The input tensor B must have at least 2 dimensions."),
+    ("solve_triangular-shapes", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False),
+     [f(3, 3), f(4, 2)], "Incompatible shapes of A and B for the equation AX = B (3x3 and 4x2)"),
+    ("solve_triangular-shapes-right",
+     lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False, left=False),
+     [f(3, 3), f(4, 2)], "Incompatible shapes of A and B for the equation XA = B (3x3 and 4x2)"),
+    ("solve_triangular-int", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False),
+     [i64(3, 3), f(3, 2)], "\"triangular_solve_cpu\" not implemented for 'Long'"),
+    ("solve_triangular-half", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False),
+     [f(3, 3).astype(np.float16), f(3, 2)], "not implemented for 'Half'"),
 ]
 
 
@@ -328,6 +355,21 @@ def test_linalg_errors(name, fn, inputs, msg):
     with pytest.raises(mytorch.linalg.LinAlgError, match=msg):
         fn(mytorch, *[mytorch.from_numpy(x) for x in inputs])
     assert issubclass(mytorch.linalg.LinAlgError, RuntimeError)
+
+
+def test_solve_triangular_node_and_double_backward():
+    import torch
+    """One ``LinalgSolveTriangularBackward0`` node; its backward is differentiable."""
+    a0 = np.tril(np.random.default_rng(3).standard_normal((3, 3))) + 3 * np.eye(3)
+    grads = []
+    for lib in (mytorch, torch):
+        a = lib.tensor(a0, requires_grad=True)
+        x = lib.linalg.solve_triangular(a, lib.ones(3, 1, dtype=lib.float64), upper=False)
+        assert x.grad_fn.name() == "LinalgSolveTriangularBackward0"
+        (g,) = lib.autograd.grad(x.pow(2).sum(), a, create_graph=True)
+        g.sum().backward()
+        grads.append(a.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)
 
 
 def test_grad_fn_names():
