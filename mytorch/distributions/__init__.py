@@ -9,7 +9,9 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .categorical import Categorical
 from .distribution import Distribution
+from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
 
-__all__ = ["Distribution", "Bernoulli", "Beta", "Categorical", "Normal", "Uniform", "constraints"]
+__all__ = ["Distribution", "Bernoulli", "Beta", "Categorical", "MultivariateNormal", "Normal", "Uniform",
+           "constraints"]
