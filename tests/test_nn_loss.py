@@ -560,3 +560,89 @@ def test_losses_stay_on_the_simulated_cuda_device(sim):
     for t in losses + [x.grad]:
         assert str(t.device) == "cuda:0"
         assert type(t._data).__name__ == "_SimulatedArray", "computed on the host"
+
+
+# ---------------------------------------------------------------- margin losses on embeddings
+def _pm1(*shape, seed=0):
+    return np.where(np.random.default_rng(seed).random(shape) < 0.5, 1.0, -1.0).astype(np.float32)
+
+
+MARGIN = [
+    Case(f"margin_ranking-{r}", lambda t, a, b, y, r=r: t.nn.functional.margin_ranking_loss(
+        a, b, y, margin=0.3, reduction=r), [randn(6), randn(6, seed=1), _pm1(6)]) for r in REDUCTIONS
+] + [
+    Case(f"hinge_embedding-{r}", lambda t, x, y, r=r: t.nn.functional.hinge_embedding_loss(
+        x, y, margin=0.5, reduction=r), [randn(3, 4), _pm1(3, 4)]) for r in REDUCTIONS
+] + [
+    Case(f"cosine_embedding-{r}", lambda t, a, b, y, r=r: t.nn.functional.cosine_embedding_loss(
+        a, b, y, margin=0.1, reduction=r), [randn(5, 4), randn(5, 4, seed=2), _pm1(5)]) for r in REDUCTIONS
+] + [
+    Case("cosine_embedding-0d", lambda t, a, b: t.nn.functional.cosine_embedding_loss(
+        a, b, t.tensor(-1.0)), [randn(4), randn(4, seed=3)]),
+    Case("cosine_embedding-zero-vector", lambda t, a, b, y: t.nn.functional.cosine_embedding_loss(
+        a * 0, b, y), [randn(2, 3), randn(2, 3, seed=4), _pm1(2)]),
+    Case("hinge_embedding-long-target", lambda t, x: t.nn.functional.hinge_embedding_loss(
+        x, t.tensor([1, -1, 1, -1, 0])), [randn(5)]),
+] + [
+    Case(f"triplet-{r}-swap{s}-p{p}", lambda t, a, pos, n, r=r, s=s, p=p: t.nn.functional.triplet_margin_loss(
+        a, pos, n, margin=2.0, p=p, swap=s, reduction=r), [randn(4, 3), randn(4, 3, seed=5), randn(4, 3, seed=6)])
+    for r in REDUCTIONS for s in (False, True) for p in (1, 2)
+] + [
+    Case("triplet_with_distance-cosine", lambda t, a, pos, n: t.nn.functional.triplet_margin_with_distance_loss(
+        a, pos, n, distance_function=lambda x, y: 1 - t.nn.functional.cosine_similarity(x, y), margin=0.5,
+        swap=True), [randn(4, 3), randn(4, 3, seed=5), randn(4, 3, seed=6)]),
+    Case("triplet_with_distance-default", lambda t, a, pos, n: t.nn.functional.triplet_margin_with_distance_loss(
+        a, pos, n, reduction="none"), [randn(4, 3), randn(4, 3, seed=5), randn(4, 3, seed=6)]),
+    Case("modules", lambda t, a, b, y: (
+        t.nn.MarginRankingLoss(0.2)(a[:, 0], b[:, 0], y), t.nn.HingeEmbeddingLoss(reduction="sum")(a, y[:, None]),
+        t.nn.CosineEmbeddingLoss(0.1)(a, b, y), t.nn.TripletMarginLoss(p=1, swap=True)(a, b, a.flip(0)),
+        t.nn.TripletMarginWithDistanceLoss(margin=0.7)(a, b, a.flip(0))),
+         [randn(5, 4), randn(5, 4, seed=2), _pm1(5)]),
+]
+
+
+@pytest.mark.parametrize("case", MARGIN, ids=str)
+def test_margin_losses(case):
+    check(case)
+
+
+def test_margin_loss_graphs_are_torch_s():
+    """The losses are torch's compositions: the same last nodes."""
+    for lib in (mytorch, torch):
+        F_ = lib.nn.functional
+        a = lib.ones(2, 3, requires_grad=True)
+        names = [type(x.grad_fn).__name__ if lib is torch else x.grad_fn.name() for x in (
+            F_.hinge_embedding_loss(a, lib.ones(2, 3), reduction="none"),
+            F_.margin_ranking_loss(a[:, 0], a[:, 1], lib.ones(2), reduction="none"),
+            F_.cosine_embedding_loss(a, a * 2, lib.ones(2), reduction="none"),
+            F_.triplet_margin_loss(a, a * 2, a * 3, reduction="none"),
+            F_.triplet_margin_loss(a, a * 2, a * 3))]
+        assert names == ["AddBackward0", "ClampMinBackward0", "AddBackward0", "ClampMinBackward0",
+                         "MeanBackward0"]
+    assert repr(mytorch.nn.TripletMarginWithDistanceLoss()) == repr(torch.nn.TripletMarginWithDistanceLoss())
+    assert mytorch.nn.TripletMarginLoss.__constants__ == torch.nn.TripletMarginLoss.__constants__
+
+
+MARGIN_ERRORS = [
+    ("triplet_dims", lambda t: t.nn.functional.triplet_margin_loss(t.ones(2, 3), t.ones(2, 3), t.ones(3))),
+    ("triplet_margin", lambda t: t.nn.functional.triplet_margin_loss(t.ones(2, 3), t.ones(2, 3), t.ones(2, 3), margin=-1)),
+    ("triplet_module_margin", lambda t: t.nn.TripletMarginLoss(margin=0)),
+    ("triplet_distance_module_margin", lambda t: t.nn.TripletMarginWithDistanceLoss(margin=-0.5)),
+    ("triplet_reduction", lambda t: t.nn.functional.triplet_margin_loss(t.ones(2, 3), t.ones(2, 3), t.ones(2, 3), reduction="bad")),
+    ("triplet_with_distance_dims", lambda t: t.nn.functional.triplet_margin_with_distance_loss(t.ones(2, 3), t.ones(2, 3), t.ones(3))),
+    ("triplet_with_distance_margin", lambda t: t.nn.functional.triplet_margin_with_distance_loss(t.ones(2, 3), t.ones(2, 3), t.ones(2, 3), margin=0)),
+    ("margin_ranking_dims", lambda t: t.nn.functional.margin_ranking_loss(t.ones(2), t.ones(2), t.ones(2, 1))),
+    ("cosine_target_2d", lambda t: t.nn.functional.cosine_embedding_loss(t.ones(2, 3), t.ones(2, 3), t.ones(2, 2))),
+    ("cosine_inputs_1d_target", lambda t: t.nn.functional.cosine_embedding_loss(t.ones(3), t.ones(2, 3), t.ones(2))),
+    ("cosine_inputs_0d_target", lambda t: t.nn.functional.cosine_embedding_loss(t.ones(2, 3), t.ones(2, 3), t.tensor(1.0))),
+    ("hinge_shapes", lambda t: t.nn.functional.hinge_embedding_loss(t.ones(2), t.ones(3))),
+]
+
+
+@pytest.mark.parametrize("name,fn", MARGIN_ERRORS, ids=[e[0] for e in MARGIN_ERRORS])
+def test_margin_loss_errors_match_torch(name, fn):
+    with pytest.raises(Exception) as ref:
+        fn(torch)
+    with pytest.raises(type(ref.value)) as mine:
+        fn(mytorch)
+    assert str(mine.value) == str(ref.value)

@@ -38,11 +38,13 @@ __all__ += ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", 
             "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d",
             "InstanceNorm2d", "InstanceNorm3d", "GroupNorm", "LayerNorm", "GRU", "LSTM", "RNN",
             "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase", "Embedding", "EmbeddingBag"]
-from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss,  # noqa: E402
-                   L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
+from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,  # noqa: E402
+                   HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss,
+                   NLLLoss, SmoothL1Loss, TripletMarginLoss, TripletMarginWithDistanceLoss)
 
 __all__ += ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
-            "MSELoss", "NLLLoss", "SmoothL1Loss"]
+            "MSELoss", "NLLLoss", "SmoothL1Loss", "MarginRankingLoss", "HingeEmbeddingLoss",
+            "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss"]
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: E402
                           TransformerEncoder, TransformerEncoderLayer)
