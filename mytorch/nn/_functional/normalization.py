@@ -37,7 +37,7 @@ from ...autograd.grad_mode import STATE, no_grad
 from ...autograd.graph import needs_grad, record, sum_to
 from ...autograd.piece_op import as_op
 
-__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "normalize"]
+__all__ = ["batch_norm", "instance_norm", "layer_norm", "rms_norm", "group_norm", "normalize"]
 
 
 # ----------------------------------------------------------------------------- the fused kernel
@@ -427,6 +427,40 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
         return fast
     axes = tuple(range(input.dim() - k, input.dim()))
     return _normalize(input, axes, ns, weight, bias, eps, "NativeLayerNormBackward0")[0]
+
+
+def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """``x / sqrt(mean(x²) + eps) * weight`` over the last ``len(normalized_shape)`` dimensions:
+    LayerNorm without the centring (LLaMA's norm). ``eps`` defaults to the dtype's machine epsilon.
+    Composed of tensor ops, as torch's CPU version is (so its graph nodes are torch's)."""
+    if not isinstance(normalized_shape, (tuple, list)):
+        raise TypeError("rms_norm(): argument 'normalized_shape' (position 2) must be tuple of "
+                        f"ints, not {type(normalized_shape).__name__}")
+    ns = tuple(normalized_shape)
+    k = len(ns)
+    _same_device(input, weight)
+    if k > input.dim():
+        raise ValueError(f"Input tensor must have at least {k} dimensions, but got {input.dim()}")
+    if tuple(input.shape[input.dim() - k:]) != ns:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*{', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
+    if weight is not None and tuple(weight.shape) != ns:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight "
+                           f"of shape {list(weight.shape)} and normalized_shape = {list(ns)}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"rms_norm" not implemented for \'{_type_name(input)}\'')
+    upcast = input.float() if input.dtype.itemsize < 4 else input  # half types: float32 math
+    if eps is None:
+        eps = float(np.finfo(upcast._data.dtype).eps)
+    dims = tuple(range(input.dim() - k, input.dim()))
+    result = upcast.mul(upcast.pow(2).mean(dims, keepdim=True).add_(eps).rsqrt()).type_as(input)
+    return result if weight is None else result.mul(weight)
+
+
+def _type_name(t: Tensor) -> str:
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}.get(t.dtype.name, t.dtype.name)
 
 
 # ----------------------------------------------------------------------------- group_norm
