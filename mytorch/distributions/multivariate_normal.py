@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from .._creation import eye
+from .._ops.linalg import cholesky_inverse
 from .._ops.random_ops import normal
 from .._ops.shape import broadcast_shapes
 from .._tensor import Size, Tensor
@@ -123,9 +124,7 @@ class MultivariateNormal(Distribution):
 
     @lazy_property
     def precision_matrix(self) -> Tensor:
-        L = self._unbroadcasted_scale_tril
-        L_inv = solve_triangular(L, eye(L.shape[-1], dtype=L.dtype, device=L.device), upper=False)
-        return L_inv.mT.matmul(L_inv).expand(self._matrix_shape())
+        return cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
 
     @property
     def mean(self) -> Tensor:

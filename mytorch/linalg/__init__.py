@@ -13,11 +13,10 @@ import numpy as np
 
 from .. import return_types as _return_types
 from .._device import xp_for
-from .._fp import quiet
 from .._ops import reduction as _reduction
 from .._ops._operands import check_same_device
 from .._ops._variants import _to_out
-from .._ops.linalg import LinAlgError, _check_square, _mT, _rg, inverse, matmul
+from .._ops.linalg import LinAlgError, _check_square, _mT, _rg, _triangular_arrays, inverse, matmul
 from .._ops.linalg import cholesky as _cholesky
 from .._ops.linalg import cross as _cross
 from .._ops.linalg import det as _det
@@ -146,24 +145,6 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
         record("LinalgSolveTriangularBackward0", X, (A, B), backward,
                saved=(A, saved) if _rg(A) else (A,))
     return _to_out(X, out)
-
-
-def _triangular_arrays(xp: Any, a: Any, b: Any, upper: bool, unit: bool) -> Any:
-    """Solve ``T X = B`` with ``T`` the chosen triangle of ``a`` (batched, broadcast)."""
-    t = xp.triu(a) if upper else xp.tril(a)
-    if unit:
-        n = a.shape[-1]
-        t = t - t * xp.eye(n, dtype=t.dtype) + xp.eye(n, dtype=t.dtype)
-    try:
-        return xp.linalg.solve(t, b)
-    except np.linalg.LinAlgError:  # a zero pivot: substitute row by row, as a triangular solver does
-        shape = np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:]
-        x = xp.zeros(shape, dtype=t.dtype)
-        with quiet():
-            for i in (range(t.shape[-1] - 1, -1, -1) if upper else range(t.shape[-1])):
-                done = (t[..., i, :, None] * x).sum(-2)
-                x[..., i, :] = (b[..., i, :] - done) / t[..., i, i, None]
-        return x
 
 
 # ------------------------------------------------------------------------ norms
