@@ -129,10 +129,10 @@ LEFT_OUT: dict[str, tuple[str, str, str]] = {
     ),
     "statistics and scans": (
         "statistics and scans not (yet) built",
-        """corrcoef cov dist logcumsumexp mode nanmedian nanquantile quantile renorm
+        """corrcoef cov dist logcumsumexp mode renorm
         histogramdd cumulative_trapezoid trapezoid trapz gradient vander combinations pdist
         unravel_index""",
-        """corrcoef cov dist logcumsumexp mode nanmedian nanquantile quantile renorm
+        """corrcoef cov dist logcumsumexp mode renorm
         renorm_""",
     ),
     "scatter into views and copy variants": (
