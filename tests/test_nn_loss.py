@@ -646,3 +646,76 @@ def test_margin_loss_errors_match_torch(name, fn):
     with pytest.raises(type(ref.value)) as mine:
         fn(mytorch)
     assert str(mine.value) == str(ref.value)
+
+
+# ---------------------------------------------------------------- likelihood and logistic-margin losses
+def _counts(*shape, seed=0):
+    return np.random.default_rng(seed).poisson(2.0, shape).astype(np.float32)
+
+
+MORE = [
+    Case(f"gaussian_nll-{r}", lambda t, x, y, v, r=r: t.nn.functional.gaussian_nll_loss(
+        x, y, v.abs() + 0.1, reduction=r), [randn(4, 3), randn(4, 3, seed=1), randn(4, 3, seed=2)])
+    for r in REDUCTIONS
+] + [
+    Case("gaussian_nll-per-sample-var-full", lambda t, x, y, v: t.nn.functional.gaussian_nll_loss(
+        x, y, v.abs(), full=True), [randn(4, 3), randn(4, 3, seed=1), randn(4, seed=2)]),
+    Case("gaussian_nll-broadcast-var-eps", lambda t, x, y, v: t.nn.GaussianNLLLoss(eps=0.5)(
+        x, y, v.abs()), [randn(2, 3, 4), randn(2, 3, 4, seed=1), randn(2, 1, 4, seed=2)]),
+    Case("gaussian_nll-float-var", lambda t, x, y: t.nn.functional.gaussian_nll_loss(x, y, 0.5),
+         [randn(5), randn(5, seed=1)]),
+] + [
+    Case(f"poisson_nll-{r}-log{li}-full{fu}", lambda t, x, y, r=r, li=li, fu=fu:
+         t.nn.functional.poisson_nll_loss(x if li else x.abs() + 0.1, y, log_input=li, full=fu, reduction=r),
+         [randn(3, 4), _counts(3, 4)]) for r in REDUCTIONS for li in (True, False) for fu in (False, True)
+] + [
+    Case(f"soft_margin-{r}", lambda t, x, y, r=r: t.nn.functional.soft_margin_loss(x, y.detach(), reduction=r),
+         [randn(4, 3), np.sign(randn(4, 3, seed=1))]) for r in REDUCTIONS
+] + [
+    Case("soft_margin-broadcast", lambda t, x, y: t.nn.SoftMarginLoss()(x, y.detach()), [randn(4, 3), np.sign(randn(3, seed=1))]),
+] + [
+    Case(f"multilabel_soft_margin-{r}", lambda t, x, y, r=r: t.nn.functional.multilabel_soft_margin_loss(
+        x, y, reduction=r), [randn(4, 5), (randn(4, 5, seed=1) > 0).astype(np.float32)]) for r in REDUCTIONS
+] + [
+    Case("multilabel_soft_margin-weight", lambda t, x, y: t.nn.MultiLabelSoftMarginLoss(
+        weight=t.arange(1.0, 6.0))(x, y), [randn(4, 5), (randn(4, 5, seed=1) > 0).astype(np.float32)]),
+]
+
+
+@pytest.mark.parametrize("case", MORE, ids=str)
+def test_likelihood_and_soft_margin_losses(case):
+    check(case)
+
+
+def test_soft_margin_is_one_node_and_its_double_backward():
+    grads = []
+    for lib in (mytorch, torch):
+        x = lib.tensor(randn(3, 4), requires_grad=True)
+        loss = lib.nn.functional.soft_margin_loss(x, lib.tensor(np.sign(randn(3, 4, seed=1))))
+        assert (loss.grad_fn.name() if lib is mytorch else type(loss.grad_fn).__name__) == \
+            "SoftMarginLossBackward0"
+        (g,) = lib.autograd.grad(loss, x, create_graph=True)
+        g.pow(2).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-7)
+
+
+MORE_ERRORS = [
+    ("gaussian_var_size", lambda t: t.nn.functional.gaussian_nll_loss(t.ones(4, 6), t.ones(4, 6), t.ones(3))),
+    ("gaussian_var_negative", lambda t: t.nn.functional.gaussian_nll_loss(t.ones(4, 6), t.ones(4, 6), -t.ones(4, 6))),
+    ("gaussian_float_var_negative", lambda t: t.nn.functional.gaussian_nll_loss(t.ones(2), t.ones(2), -1.0)),
+    ("gaussian_reduction", lambda t: t.nn.functional.gaussian_nll_loss(t.ones(2), t.ones(2), t.ones(2), reduction="x")),
+    ("poisson_reduction", lambda t: t.nn.functional.poisson_nll_loss(t.ones(2), t.ones(2), reduction="x")),
+    ("multilabel_reduction", lambda t: t.nn.functional.multilabel_soft_margin_loss(t.ones(2, 2), t.ones(2, 2), reduction="x")),
+    ("soft_margin_shapes", lambda t: t.nn.functional.soft_margin_loss(t.ones(4, 6), t.ones(3))),
+    ("soft_margin_target_grad", lambda t: t.nn.functional.soft_margin_loss(t.ones(2), t.ones(2, requires_grad=True))),
+]
+
+
+@pytest.mark.parametrize("name,fn", MORE_ERRORS, ids=[e[0] for e in MORE_ERRORS])
+def test_likelihood_and_soft_margin_errors_match_torch(name, fn):
+    with pytest.raises(Exception) as ref:
+        fn(torch)
+    with pytest.raises(type(ref.value)) as mine:
+        fn(mytorch)
+    assert str(mine.value) == str(ref.value)

@@ -7,7 +7,9 @@ torch's ATen, with ordinary tensor ops (so its graph is torch's graph, node for 
 * ``hinge_embedding_loss`` — ``x`` for similar pairs (y = 1), ``max(0, margin - x)`` for others;
 * ``cosine_embedding_loss`` — ``1 - cos`` for similar pairs, ``max(0, cos - margin)`` for others;
 * ``triplet_margin_loss`` — ``max(0, d(a, p) - d(a, n) + margin)`` with the p-norm distance
-  (``swap``: use the closer of ``d(a, n)`` and ``d(p, n)``), and its form with any distance.
+  (``swap``: use the closer of ``d(a, n)`` and ``d(p, n)``), and its form with any distance;
+* ``soft_margin_loss`` — the logistic loss ``log(1 + exp(-y x))`` for y = ±1 (one fused node, as
+  torch's kernel), and ``multilabel_soft_margin_loss``, its 0/1 form averaged over the classes.
 """
 from __future__ import annotations
 
@@ -17,11 +19,15 @@ from ..._creation import zeros_like
 from ..._ops.comparison import minimum
 from ..._ops.indexing import where
 from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
+from ...autograd.graph import needs_grad, record, sum_to
+from .activation import logsigmoid
 from .distance import pairwise_distance
 from .loss import _reduce, _reduction
 
 __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
-           "triplet_margin_loss", "triplet_margin_with_distance_loss"]
+           "triplet_margin_loss", "triplet_margin_with_distance_loss", "soft_margin_loss",
+           "multilabel_soft_margin_loss"]
 
 _EPSILON = 1e-12  # keeps a zero vector's squared norm away from 0 in cosine_embedding_loss
 
@@ -113,3 +119,42 @@ def triplet_margin_with_distance_loss(
     if reduction == "mean":
         return loss.mean()
     return loss.sum() if reduction == "sum" else loss
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                     reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """``log(1 + exp(-target * input))`` (target: 1 or -1), reduced; one
+    ``SoftMarginLossBackward0`` node whose gradient is ``-target · z / (1 + z)``, ``z = e^(-y x)``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if needs_grad(target):
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to "
+                           "argument 'target'. This input cannot have requires_grad True.")
+    with no_grad():
+        res = _reduce((-input).mul(target).exp().log1p(), reduction)
+    if needs_grad(input):
+        shape, n = tuple(input.shape), input.numel()
+
+        def backward(g: Tensor) -> tuple:
+            z = (-target * input).exp()
+            norm = 1.0 / n if reduction == "mean" else 1.0
+            return sum_to(-norm * target * z / (1 + z) * g, shape), None
+
+        record("SoftMarginLossBackward0", res, (input, target), backward, saved=(input, target))
+    return res
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                size_average: bool | None = None, reduce: bool | None = None,
+                                reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy of each class (target 0/1) from logits, averaged over the classes
+    (the last dimension), then reduced over the samples."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(dim=class_dim) / input.size(class_dim)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    return _reduce(loss, reduction)

@@ -39,12 +39,14 @@ __all__ += ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", 
             "InstanceNorm2d", "InstanceNorm3d", "GroupNorm", "LayerNorm", "RMSNorm", "GRU", "LSTM", "RNN",
             "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase", "Embedding", "EmbeddingBag"]
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,  # noqa: E402
-                   HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss,
-                   NLLLoss, SmoothL1Loss, TripletMarginLoss, TripletMarginWithDistanceLoss)
+                   GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
+                   MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, NLLLoss, PoissonNLLLoss,
+                   SmoothL1Loss, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
 
 __all__ += ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
             "MSELoss", "NLLLoss", "SmoothL1Loss", "MarginRankingLoss", "HingeEmbeddingLoss",
-            "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss"]
+            "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+            "SoftMarginLoss", "MultiLabelSoftMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss"]
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: E402
                           TransformerEncoder, TransformerEncoderLayer)

@@ -10,13 +10,15 @@ from typing import Callable
 
 from ..._tensor import Tensor
 from .._functional import loss as F
+from .._functional import likelihood as LK
 from .._functional import margin_loss as M
 from .distance import PairwiseDistance
 from .module import Module
 
 __all__ = ["L1Loss", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss",
            "SmoothL1Loss", "HuberLoss", "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
-           "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss"]
+           "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+           "SoftMarginLoss", "MultiLabelSoftMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss"]
 
 
 class _Loss(Module):
@@ -267,3 +269,65 @@ class TripletMarginWithDistanceLoss(_Loss):
         return M.triplet_margin_with_distance_loss(
             anchor, positive, negative, distance_function=self.distance_function,
             margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """The logistic loss ``log(1 + exp(-y x))`` for targets y = ±1."""
+
+    __constants__ = ["reduction"]
+
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return M.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Binary cross-entropy from logits for each of several labels (0/1), averaged per sample."""
+
+    __constants__ = ["reduction"]
+
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
+                 reduce: bool | None = None, reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return M.multilabel_soft_margin_loss(input, target, weight=self.weight,
+                                             reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """Gaussian negative log-likelihood of ``target`` for a predicted mean and variance."""
+
+    __constants__ = ["full", "eps", "reduction"]
+    full: bool
+    eps: float
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__(None, None, reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
+        return LK.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
+                                    reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    """Poisson negative log-likelihood of counts ``target`` for predicted (log-)rates."""
+
+    __constants__ = ["log_input", "full", "eps", "reduction"]
+    log_input: bool
+    full: bool
+    eps: float
+
+    def __init__(self, log_input: bool = True, full: bool = False,
+                 size_average: bool | None = None, eps: float = 1e-8, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return LK.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
+                                   eps=self.eps, reduction=self.reduction)
