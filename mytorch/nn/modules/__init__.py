@@ -22,7 +22,7 @@ __all__ += [*_conv.__all__, *_fold.__all__, *_padding.__all__, *_ps.__all__, *_p
 
 from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax,  # noqa: E402
                          PReLU, ReLU6, SiLU, Softmax, Softmin, Softplus)
-from .activation import (CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Mish,  # noqa: E402
+from .activation import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Mish,  # noqa: E402
                          Softshrink, Softsign, Tanhshrink, Threshold)
 from .attention import MultiheadAttention  # noqa: E402
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm  # noqa: E402
@@ -33,7 +33,7 @@ from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBas
 from .sparse import Embedding, EmbeddingBag  # noqa: E402
 
 __all__ += ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "PReLU", "ReLU6",
-            "SiLU", "Softmax", "Softmin", "Softplus", "CELU", "SELU", "Hardshrink", "Hardsigmoid",
+            "SiLU", "Softmax", "Softmin", "Softplus", "CELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid",
             "Hardswish", "Mish", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "MultiheadAttention", "BatchNorm1d", "BatchNorm2d", "SyncBatchNorm",
             "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d",
             "InstanceNorm2d", "InstanceNorm3d", "GroupNorm", "LayerNorm", "RMSNorm", "GRU", "LSTM", "RNN",
