@@ -12,7 +12,8 @@ actor-critic, DQN, PPO and SAC, a convolutional autoencoder, RealNVP, WGAN-GP, S
 losses, a diffusion toy, VQ-VAE, FGSM, style transfer, a physics-informed net, distillation and
 mixup, siamese/triplet embeddings, a seq2seq translator with attention, packed LSTM sequences,
 word2vec, Gaussian-process regression, a LLaMA-style block, pygcn, a mixture of experts, the
-char-RNN classifier and a tabular wide-and-deep model; ``python -m bench programs`` times
+char-RNN classifier, a tabular wide-and-deep model, Gaussian/Poisson/multi-label heads and a
+Gumbel-softmax VAE; ``python -m bench programs`` times
 them against torch). It takes
 the library as its ``torch`` argument and never looks at which one it got. Both runs start from the
 same weights (set from a NumPy generator, the way a program loads pretrained values) and the same
@@ -1479,7 +1480,7 @@ def test_word_language_model():
 
 # ---------------------------------------------------------------- programs that sample
 # Programs below draw random numbers the way tutorials do (``torch.randn_like``, ``torch.rand``,
-# ``Categorical(probs).sample()``...). For one seed, torch's mt19937 and mytorch's PCG64 give
+# ``Categorical(probs).sample()``, ``Tensor.exponential_``...). For one seed, torch's mt19937 and mytorch's PCG64 give
 # different numbers (mytorch/random.py says why), so for the run these draws come from one NumPy
 # stream in both libraries: the programs stay unchanged, and the two runs see the same numbers.
 @contextlib.contextmanager
@@ -1487,7 +1488,7 @@ def _numpy_draws(torch, seed: int):
     rng = np.random.default_rng(seed)
     D = torch.distributions
     saved = {n: getattr(torch, n) for n in ("randn", "rand", "randn_like", "rand_like", "randint")}
-    saved_methods = D.Categorical.sample, D.Normal.rsample, D.Normal.sample
+    saved_methods = D.Categorical.sample, D.Normal.rsample, D.Normal.sample, torch.Tensor.exponential_
 
     def size_of(size):
         return tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else tuple(size)
@@ -1516,7 +1517,13 @@ def _numpy_draws(torch, seed: int):
         with torch.no_grad():
             return normal_rsample(self, sample_shape)
 
+    def exponential_(self, lambd=1.0, **kw):
+        draws = rng.exponential(1.0 / lambd, tuple(self.shape)).astype(np.float32)
+        with torch.no_grad():
+            return self.copy_(torch.from_numpy(draws))
+
     torch.randn, torch.rand, torch.randint = randn, rand, randint
+    torch.Tensor.exponential_ = exponential_
     torch.randn_like = lambda t, **kw: randn(*t.shape)
     torch.rand_like = lambda t, **kw: rand(*t.shape)
     D.Categorical.sample = categorical_sample
@@ -1526,7 +1533,8 @@ def _numpy_draws(torch, seed: int):
     finally:
         for n, f in saved.items():
             setattr(torch, n, f)
-        D.Categorical.sample, D.Normal.rsample, D.Normal.sample = saved_methods
+        (D.Categorical.sample, D.Normal.rsample, D.Normal.sample,
+         torch.Tensor.exponential_) = saved_methods
 
 
 def _both_drawn(program, seed: int = 0, **kw):
@@ -3710,4 +3718,123 @@ def tabular(torch):
 
 def test_tabular():
     mine, ref = _both(tabular)
+    _close(mine, ref, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------- predicting a distribution: Gaussian, Poisson, multi-label heads
+def probabilistic_heads(torch, images, labels):
+    """Heads that predict a distribution: a mean and a variance trained with ``GaussianNLLLoss``
+    (``F.softplus`` for the variance), Poisson rates with ``PoissonNLLLoss``, several labels at
+    once with ``MultiLabelSoftMarginLoss``, on a gated (``nn.GLU``) convolutional trunk."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.trunk = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.GLU(dim=1), nn.MaxPool2d(2),
+                                       nn.Flatten(), nn.Linear(4 * 4 * 4, 32), nn.ReLU())
+            self.mean = nn.Linear(32, 1)
+            self.var = nn.Linear(32, 1)
+            self.rate = nn.Linear(32, 1)
+            self.tags = nn.Linear(32, 3)
+
+        def forward(self, x):
+            h = self.trunk(x)
+            return self.mean(h), F.softplus(self.var(h)) + 1e-6, self.rate(h), self.tags(h)
+
+    model = Net()
+    _set_weights(torch, model, 271)
+    x = torch.from_numpy(images[:128]).unsqueeze(1)
+    digit = torch.from_numpy(labels[:128])
+    y_reg = digit.float().unsqueeze(1) / 9
+    y_count = (x > 0.5).float().sum(dim=(1, 2, 3)).unsqueeze(1) / 8
+    y_tags = torch.stack([digit % 2 == 0, digit > 4, (digit == 3) | (digit == 8)], dim=1).float()
+    gauss, pois, multi = nn.GaussianNLLLoss(), nn.PoissonNLLLoss(log_input=True), nn.MultiLabelSoftMarginLoss()
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    out = {"gauss": [], "pois": [], "multi": [], "soft_margin": []}
+    for step in range(8):
+        idx = slice((step % 4) * 32, (step % 4 + 1) * 32)
+        mean, var, log_rate, tags = model(x[idx])
+        lg = gauss(mean, y_reg[idx], var)
+        lp = pois(log_rate, y_count[idx])
+        lm = multi(tags, y_tags[idx])
+        ls = F.soft_margin_loss(tags, 2 * y_tags[idx] - 1)
+        loss = lg + lp + lm + 0.1 * ls
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        for k, v in zip(("gauss", "pois", "multi", "soft_margin"), (lg, lp, lm, ls)):
+            out[k].append(v.item())
+    with torch.no_grad():
+        mean, var, log_rate, tags = model(x[:6])
+        out["full_nll"] = F.gaussian_nll_loss(mean, y_reg[:6], var.squeeze(1), full=True).item()
+        out["pois_full"] = F.poisson_nll_loss(log_rate.exp(), y_count[:6], log_input=False, full=True).item()
+        out["tags"] = (torch.sigmoid(tags) > 0.5).float().numpy()
+        out["std"] = var.sqrt().squeeze(1).numpy()
+    return out
+
+
+def test_probabilistic_heads(digits):
+    images, labels = digits
+    mine, ref = _both(probabilistic_heads, images=images, labels=labels)
+    _close(mine, ref, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------- a categorical VAE with Gumbel-softmax
+def gumbel_vae(torch, images):
+    """A VAE with a categorical latent (the Gumbel-softmax blog posts): ``F.gumbel_softmax`` with
+    an annealed temperature, ``hard=True`` at the end, the KL to a uniform prior by hand."""
+    nn, F = torch.nn, torch.nn.functional
+    N, K = 3, 4  # latent variables, categories each
+
+    class VAE_gumbel(nn.Module):
+        def __init__(self, temp):
+            super(VAE_gumbel, self).__init__()
+            self.fc1 = nn.Linear(64, 32)
+            self.fc2 = nn.Linear(32, N * K)
+            self.fc3 = nn.Linear(N * K, 32)
+            self.fc4 = nn.Linear(32, 64)
+
+        def encode(self, x):
+            return self.fc2(F.relu(self.fc1(x)))
+
+        def decode(self, z):
+            return torch.sigmoid(self.fc4(F.relu(self.fc3(z))))
+
+        def forward(self, x, temp, hard):
+            q = self.encode(x.view(-1, 64))
+            q_y = q.view(q.size(0), N, K)
+            z = F.gumbel_softmax(q_y, tau=temp, hard=hard)
+            return self.decode(z.view(-1, N * K)), F.softmax(q_y, dim=-1).reshape(*q.size())
+
+    def loss_function(recon_x, x, qy):
+        BCE = F.binary_cross_entropy(recon_x, x.view(-1, 64), reduction='sum') / x.shape[0]
+        log_ratio = torch.log(qy * K + 1e-20)
+        KLD = torch.sum(qy * log_ratio, dim=-1).mean()
+        return BCE + KLD
+
+    model = VAE_gumbel(1.0)
+    _set_weights(torch, model, 281)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x = torch.from_numpy(images[:96])
+    temp, losses = 1.0, []
+    for step in range(9):
+        data = x[(step % 3) * 32:(step % 3 + 1) * 32]
+        optimizer.zero_grad()
+        recon_batch, qy = model(data, temp, hard=step >= 6)
+        loss = loss_function(recon_batch, data, qy)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        temp = max(temp * np.exp(-0.1 * step), 0.5)
+    with torch.no_grad():
+        ind = torch.zeros(N, 1).long()
+        z = F.one_hot(ind, K).float().view(1, N * K)
+        sample = model.decode(z)
+    return {"losses": losses, "temp": temp, "sample": sample.numpy()}
+
+
+def test_gumbel_vae(digits):
+    images, _ = digits
+    mine, ref = _both_drawn(gumbel_vae, images=images)
     _close(mine, ref, rtol=1e-4, atol=1e-5)
