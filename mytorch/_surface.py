@@ -20,6 +20,7 @@ from . import _creation, _dtype
 from ._storage import TypedStorage, UntypedStorage
 from ._tensor import Tensor
 from .nn import functional as F
+from .nn.utils.weight_norm import _weight_norm, norm_except_dim
 
 __all__ = ["bind_torch_functions"]
 
@@ -220,7 +221,8 @@ def spmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 _TORCH_ONLY = {"cdist": cdist, "isin": isin, "cartesian_prod": cartesian_prod,
-               "block_diag": block_diag, "spmm": spmm}
+               "block_diag": block_diag, "spmm": spmm, "norm_except_dim": norm_except_dim,
+               "_weight_norm": _weight_norm}
 
 
 def bind_torch_functions(namespace: dict) -> None:

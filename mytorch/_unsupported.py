@@ -115,7 +115,7 @@ LEFT_OUT: dict[str, tuple[str, str, str]] = {
         "legacy or advanced decompositions; the book uses torch.linalg",
         """eig geqrf lobpcg lstsq lu lu_solve lu_unpack matrix_exp
         matrix_power matrix_rank orgqr ormqr pca_lowrank qr solve svd_lowrank symeig
-        triangular_solve chain_matmul nuclear_norm frobenius_norm native_norm norm_except_dim""",
+        triangular_solve chain_matmul nuclear_norm frobenius_norm native_norm""",
         """eig geqrf lstsq lu lu_solve matrix_exp matrix_power
         orgqr ormqr qr solve symeig triangular_solve""",
     ),
