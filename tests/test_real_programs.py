@@ -12,8 +12,9 @@ actor-critic, DQN, PPO and SAC, a convolutional autoencoder, RealNVP, WGAN-GP, S
 losses, a diffusion toy, VQ-VAE, FGSM, style transfer, a physics-informed net, distillation and
 mixup, siamese/triplet embeddings, a seq2seq translator with attention, packed LSTM sequences,
 word2vec, Gaussian-process regression, a LLaMA-style block, pygcn, a mixture of experts, the
-char-RNN classifier, a tabular wide-and-deep model, Gaussian/Poisson/multi-label heads and a
-Gumbel-softmax VAE; ``python -m bench programs`` times
+char-RNN classifier, a tabular wide-and-deep model, Gaussian/Poisson/multi-label heads, a
+Gumbel-softmax VAE, fine-tuning with SWA/EMA, spectral- and weight-normalised GAN layers;
+``python -m bench programs`` times
 them against torch). It takes
 the library as its ``torch`` argument and never looks at which one it got. Both runs start from the
 same weights (set from a NumPy generator, the way a program loads pretrained values) and the same
@@ -1480,15 +1481,17 @@ def test_word_language_model():
 
 # ---------------------------------------------------------------- programs that sample
 # Programs below draw random numbers the way tutorials do (``torch.randn_like``, ``torch.rand``,
-# ``Categorical(probs).sample()``, ``Tensor.exponential_``...). For one seed, torch's mt19937 and mytorch's PCG64 give
-# different numbers (mytorch/random.py says why), so for the run these draws come from one NumPy
-# stream in both libraries: the programs stay unchanged, and the two runs see the same numbers.
+# ``Categorical(probs).sample()``, ``Tensor.exponential_``, ``normal_``...). For one seed, torch's
+# mt19937 and mytorch's PCG64 give different numbers (mytorch/random.py says why), so for the run
+# these draws come from one NumPy stream in both libraries: the programs stay unchanged, and the
+# two runs see the same numbers.
 @contextlib.contextmanager
 def _numpy_draws(torch, seed: int):
     rng = np.random.default_rng(seed)
     D = torch.distributions
     saved = {n: getattr(torch, n) for n in ("randn", "rand", "randn_like", "rand_like", "randint")}
-    saved_methods = D.Categorical.sample, D.Normal.rsample, D.Normal.sample, torch.Tensor.exponential_
+    saved_methods = (D.Categorical.sample, D.Normal.rsample, D.Normal.sample, torch.Tensor.exponential_,
+                     torch.Tensor.normal_)
 
     def size_of(size):
         return tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else tuple(size)
@@ -1517,13 +1520,18 @@ def _numpy_draws(torch, seed: int):
         with torch.no_grad():
             return normal_rsample(self, sample_shape)
 
+    def normal_(self, mean=0.0, std=1.0, **kw):
+        draws = rng.normal(mean, std, tuple(self.shape)).astype(np.float32)
+        with torch.no_grad():
+            return self.copy_(torch.from_numpy(draws))
+
     def exponential_(self, lambd=1.0, **kw):
         draws = rng.exponential(1.0 / lambd, tuple(self.shape)).astype(np.float32)
         with torch.no_grad():
             return self.copy_(torch.from_numpy(draws))
 
     torch.randn, torch.rand, torch.randint = randn, rand, randint
-    torch.Tensor.exponential_ = exponential_
+    torch.Tensor.exponential_, torch.Tensor.normal_ = exponential_, normal_
     torch.randn_like = lambda t, **kw: randn(*t.shape)
     torch.rand_like = lambda t, **kw: rand(*t.shape)
     D.Categorical.sample = categorical_sample
@@ -1534,7 +1542,7 @@ def _numpy_draws(torch, seed: int):
         for n, f in saved.items():
             setattr(torch, n, f)
         (D.Categorical.sample, D.Normal.rsample, D.Normal.sample,
-         torch.Tensor.exponential_) = saved_methods
+         torch.Tensor.exponential_, torch.Tensor.normal_) = saved_methods
 
 
 def _both_drawn(program, seed: int = 0, **kw):
@@ -3837,4 +3845,102 @@ def gumbel_vae(torch, images):
 def test_gumbel_vae(digits):
     images, _ = digits
     mine, ref = _both_drawn(gumbel_vae, images=images)
+    _close(mine, ref, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------- fine-tuning: freezing, parameter groups, SWA and EMA
+def fine_tuning(torch):
+    """Transfer learning by the book: a state dict through ``torch.save``/``load`` into a model with
+    a new head (``strict=False``), a frozen backbone but one layer, two parameter groups,
+    ``SequentialLR`` (LinearLR warm-up, then CosineAnnealingWarmRestarts), SWA and EMA with
+    ``AveragedModel``, ``update_bn``, ``parameters_to_vector``."""
+    nn, F = torch.nn, torch.nn.functional
+    import io
+    rng = np.random.default_rng(31)
+    backbone = nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU())
+    head = nn.Linear(16, 3)
+    model = nn.Sequential(backbone, head)
+    _set_weights(torch, model, 301)
+    buf = io.BytesIO()
+    torch.save(model.state_dict(), buf)
+    buf.seek(0)
+    new_model = nn.Sequential(nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU()),
+                              nn.Linear(16, 4))
+    state = torch.load(buf)
+    state = {k: v for k, v in state.items() if not k.startswith("1.")}
+    res = new_model.load_state_dict(state, strict=False)
+    _set_weights(torch, new_model[1], 302)  # the new head (nn.init in a real script)
+    out = {"missing": float(len(res.missing_keys)), "unexpected": float(len(res.unexpected_keys))}
+    new_model[0].requires_grad_(False)
+    for name, p in new_model.named_parameters():
+        if name.startswith("0.3"):
+            p.requires_grad = True
+    params = [{"params": [p for n, p in new_model.named_parameters() if n.startswith("0.") and p.requires_grad], "lr": 1e-3},
+              {"params": new_model[1].parameters()}]
+    opt = torch.optim.SGD(params, lr=1e-2, momentum=0.9)
+    sched = torch.optim.lr_scheduler.SequentialLR(opt, [torch.optim.lr_scheduler.LinearLR(opt, start_factor=0.1, total_iters=3),
+                                                        torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=4, T_mult=2)],
+                                                  milestones=[3])
+    swa_model = torch.optim.swa_utils.AveragedModel(new_model)
+    ema_model = torch.optim.swa_utils.AveragedModel(new_model, multi_avg_fn=torch.optim.swa_utils.get_ema_multi_avg_fn(0.9))
+    x = torch.from_numpy(rng.standard_normal((64, 8)).astype(np.float32))
+    y = torch.from_numpy(rng.integers(0, 4, 64))
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=16)
+    out["loss"], out["lr"] = [], []
+    for epoch in range(3):
+        for xb, yb in loader:
+            loss = F.cross_entropy(new_model(xb), yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            ema_model.update_parameters(new_model)
+            out["loss"].append(loss.item())
+            out["lr"].append([g["lr"] for g in opt.param_groups])
+        swa_model.update_parameters(new_model)
+    torch.optim.swa_utils.update_bn(loader, swa_model)
+    vec = torch.nn.utils.parameters_to_vector(new_model.parameters())
+    out["vec_norm"] = vec.norm().item()
+    out["swa_out"] = swa_model(x[:4]).detach().numpy()
+    out["ema_out"] = ema_model(x[:4]).detach().numpy()
+    out["frozen_grad_none"] = float(new_model[0][0].weight.grad is None)
+    out["n_averaged"] = float(swa_model.n_averaged.item())
+    return out
+
+
+def test_fine_tuning():
+    mine, ref = _both(fine_tuning)
+    _close(mine, ref, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------- spectral and weight normalisation in a GAN
+def gan_regularizers(torch):
+    """A GAN discriminator with ``spectral_norm`` on every layer (power iteration in training
+    mode only), the non-saturating softplus losses, and ``weight_norm`` as a parametrization."""
+    nn, F = torch.nn, torch.nn.functional
+    SN = nn.utils.spectral_norm
+    rng = np.random.default_rng(32)
+    D = nn.Sequential(SN(nn.Linear(4, 16)), nn.LeakyReLU(0.1), SN(nn.Linear(16, 1)))
+    _set_weights(torch, D, 311)
+    wn = nn.utils.parametrizations.weight_norm(nn.Linear(4, 3))
+    _set_weights(torch, wn, 312)
+    opt = torch.optim.Adam(D.parameters(), lr=1e-3, betas=(0.0, 0.9))
+    x = torch.from_numpy(rng.standard_normal((16, 4)).astype(np.float32))
+    out = {"d": [], "sigma": []}
+    D.train()
+    for step in range(4):
+        loss = F.softplus(-D(x)).mean() + F.softplus(D(x.flip(0) * 2)).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        out["d"].append(loss.item())
+    D.eval()
+    out["d_eval"] = D(x[:3]).detach().numpy()
+    out["wn"] = wn(x[:3]).detach().numpy()
+    out["wn_g"] = wn.parametrizations.weight.original0.detach().numpy()
+    return out
+
+
+def test_gan_regularizers():
+    mine, ref = _both_drawn(gan_regularizers)
     _close(mine, ref, rtol=1e-4, atol=1e-5)
