@@ -13,8 +13,8 @@ losses, a diffusion toy, VQ-VAE, FGSM, style transfer, a physics-informed net, d
 mixup, siamese/triplet embeddings, a seq2seq translator with attention, packed LSTM sequences,
 word2vec, Gaussian-process regression, a LLaMA-style block, pygcn, a mixture of experts, the
 char-RNN classifier, a tabular wide-and-deep model, Gaussian/Poisson/multi-label heads, a
-Gumbel-softmax VAE, fine-tuning with SWA/EMA, spectral- and weight-normalised GAN layers;
-``python -m bench programs`` times
+Gumbel-softmax VAE, fine-tuning with SWA/EMA, spectral- and weight-normalised GAN layers, the
+pruning tutorial; ``python -m bench programs`` times
 them against torch). It takes
 the library as its ``torch`` argument and never looks at which one it got. Both runs start from the
 same weights (set from a NumPy generator, the way a program loads pretrained values) and the same
@@ -3943,4 +3943,63 @@ def gan_regularizers(torch):
 
 def test_gan_regularizers():
     mine, ref = _both_drawn(gan_regularizers)
+    _close(mine, ref, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------- the pruning tutorial
+def pruning_tutorial(torch, images, labels):
+    """The official pruning tutorial on LeNet (8x8 digits): ``l1_unstructured`` and
+    ``ln_structured`` on conv1, global pruning of every layer, the ``_orig``/``_mask`` names and
+    hooks, fine-tuning the pruned net, then ``prune.remove`` to make it permanent."""
+    import importlib
+    nn, F = torch.nn, torch.nn.functional
+    prune = importlib.import_module(torch.__name__ + ".nn.utils.prune")
+
+    class LeNet(nn.Module):
+        def __init__(self):
+            super(LeNet, self).__init__()
+            self.conv1 = nn.Conv2d(1, 6, 3)
+            self.conv2 = nn.Conv2d(6, 8, 3)
+            self.fc1 = nn.Linear(8 * 2 * 2, 32)
+            self.fc2 = nn.Linear(32, 10)
+
+        def forward(self, x):
+            x = F.relu(self.conv1(x))
+            x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+            x = x.view(-1, int(x.nelement() / x.shape[0]))
+            return self.fc2(F.relu(self.fc1(x)))
+
+    model = LeNet()
+    _set_weights(torch, model, 331)
+    module = model.conv1
+    prune.l1_unstructured(module, name="weight", amount=0.3)
+    prune.l1_unstructured(module, name="bias", amount=3)
+    prune.ln_structured(module, name="weight", amount=0.5, n=2, dim=0)
+    out = {"conv1_names": float(len(list(module.named_parameters())) + len(list(module.named_buffers()))),
+           "hooks": float(len(module._forward_pre_hooks))}
+    parameters_to_prune = ((model.conv2, "weight"), (model.fc1, "weight"), (model.fc2, "weight"))
+    prune.global_unstructured(parameters_to_prune, pruning_method=prune.L1Unstructured, amount=0.2)
+    out["sparsity"] = [float(torch.sum(m.weight == 0)) / float(m.weight.nelement())
+                       for m in (model.conv1, model.conv2, model.fc1, model.fc2)]
+    x = torch.from_numpy(images[:128]).unsqueeze(1)
+    y = torch.from_numpy(labels[:128])
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    out["loss"] = []
+    for step in range(4):
+        loss = F.cross_entropy(model(x[(step % 2) * 64:(step % 2 + 1) * 64]), y[(step % 2) * 64:(step % 2 + 1) * 64])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        out["loss"].append(loss.item())
+    for m, name in ((model.conv1, "weight"), (model.conv1, "bias")) + parameters_to_prune:
+        prune.remove(m, name)
+    out["still_zero"] = float(torch.sum(model.fc1.weight == 0))
+    out["state_keys"] = float(len(model.state_dict()))
+    out["logits"] = model(x[:3]).detach().numpy()
+    return out
+
+
+def test_pruning_tutorial(digits):
+    images, labels = digits
+    mine, ref = _both(pruning_tutorial, images=images, labels=labels)
     _close(mine, ref, rtol=1e-4, atol=1e-5)
