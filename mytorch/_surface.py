@@ -21,6 +21,7 @@ from ._storage import TypedStorage, UntypedStorage
 from ._tensor import Tensor
 from .nn import functional as F
 from .nn._functional import activation as _act
+from .nn.utils.weight_norm import _weight_norm, norm_except_dim
 
 __all__ = ["bind_torch_functions"]
 
@@ -34,7 +35,7 @@ square_ tan_ tanh_ trunc_ is_conj is_neg resolve_conj resolve_neg is_same_size""
 # torch.<name> is torch.nn.functional.<name> (same parameters in the same order)
 _FUNCTIONAL = """conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d avg_pool1d
 adaptive_avg_pool1d max_pool1d max_pool2d max_pool3d max_pool1d_with_indices pixel_shuffle
-pixel_unshuffle prelu cosine_similarity pairwise_distance layer_norm group_norm""".split()
+pixel_unshuffle prelu cosine_similarity pairwise_distance layer_norm rms_norm group_norm""".split()
 
 
 def _method_as_function(name: str) -> Callable:
@@ -227,8 +228,15 @@ _TENSOR_AND_TORCH = {
     "diff": diff, "deg2rad": deg2rad, "rad2deg": rad2deg, "logaddexp": logaddexp,
     "logaddexp2": logaddexp2,
 }
+def spmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """torch.spmm: the older name of ``torch.mm`` for a sparse matrix times a dense one (pygcn's
+    ``torch.spmm(adj, support)``); a dense ``input`` works too."""
+    return torch.mm(input, mat2)
+
+
 _TORCH_ONLY = {"cdist": cdist, "isin": isin, "cartesian_prod": cartesian_prod,
-               "block_diag": block_diag, "rrelu": rrelu, "rrelu_": rrelu_}
+               "block_diag": block_diag, "rrelu": rrelu, "rrelu_": rrelu_, "spmm": spmm,
+               "norm_except_dim": norm_except_dim, "_weight_norm": _weight_norm}
 
 
 def bind_torch_functions(namespace: dict) -> None:

@@ -289,3 +289,59 @@ def test_in_place_elu_and_leaky_relu_are_torchs_second_nodes(name: str, kwargs: 
         y.sum().backward()
         names.append(y.grad_fn.name())
     assert names[0] == names[1], names
+
+
+# ----------------------------------------------------------------------------- glu, gumbel_softmax
+@pytest.mark.parametrize("shape,dim", [((3, 4), -1), ((4, 3), 0), ((2, 6, 3), 1)])
+def test_glu_matches_torch(shape, dim):
+    x0 = np.random.default_rng(0).standard_normal(shape)
+    res = []
+    for lib, F_ in ((mytorch, MF), (torch, TF)):
+        x = lib.tensor(x0, requires_grad=True)
+        y = F_.glu(x, dim)
+        (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        g.sum().backward()
+        res.append((y.detach().numpy(), x.grad.numpy(),
+                    y.grad_fn.name() if lib is mytorch else type(y.grad_fn).__name__,
+                    repr(lib.nn.GLU(dim)), lib.nn.GLU(dim)(x).detach().numpy()))
+    for a, b in zip(res[0], res[1]):
+        assert a == b if isinstance(a, str) else np.allclose(a, b, rtol=1e-12, atol=1e-12)
+    assert res[0][2] == "GluBackward0"
+
+
+@pytest.mark.parametrize("fn", [lambda t: t.nn.functional.glu(t.ones(3, 3)),
+                                lambda t: t.nn.functional.glu(t.tensor(1.0)),
+                                lambda t: t.nn.functional.glu(t.ones(4), dim=1)])
+def test_glu_errors_match_torch(fn):
+    with pytest.raises(Exception) as ref:
+        fn(torch)
+    with pytest.raises(type(ref.value)) as mine:
+        fn(mytorch)
+    assert str(mine.value) == str(ref.value)
+
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_gumbel_softmax_is_torch_s_formula(hard, monkeypatch):
+    """With the same exponential draws, the same sample and gradients (straight-through when hard)."""
+    draws = np.random.default_rng(1).exponential(size=(4, 5)).astype(np.float32)
+    res = []
+    for lib, F_ in ((mytorch, MF), (torch, TF)):
+        monkeypatch.setattr(lib.Tensor, "exponential_",
+                            lambda self, *a, lib=lib, **k: self.copy_(lib.from_numpy(draws.copy())))
+        logits = lib.tensor(np.random.default_rng(2).standard_normal((4, 5)).astype(np.float32),
+                            requires_grad=True)
+        y = F_.gumbel_softmax(logits, tau=0.5, hard=hard)
+        (y * lib.arange(5.0)).sum().backward()
+        res.append((y.detach().numpy(), logits.grad.numpy()))
+    np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-4, atol=1e-6)
+    if hard:
+        assert set(np.unique(res[0][0])) == {0.0, 1.0}
+
+
+def test_gumbel_softmax_samples_and_eps_warning():
+    mytorch.manual_seed(0)
+    y = MF.gumbel_softmax(mytorch.zeros(20000, 3), hard=True)
+    np.testing.assert_allclose(y.mean(0).numpy(), [1 / 3] * 3, atol=0.02)
+    with pytest.warns(UserWarning, match="`eps` parameter is deprecated and has no effect."):
+        MF.gumbel_softmax(mytorch.zeros(2, 3), eps=1e-5)

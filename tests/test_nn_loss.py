@@ -604,3 +604,160 @@ def test_embedding_losses_match_torch():
     for m, r in zip(mine[0] + mine[2], ref[0] + ref[2], strict=True):
         np.testing.assert_allclose(m, r, rtol=1e-6, atol=1e-7)
     assert mine[1] == ref[1] and mine[3] == ref[3] and mine[4] == ref[4]
+# ---------------------------------------------------------------- margin losses on embeddings
+def _pm1(*shape, seed=0):
+    return np.where(np.random.default_rng(seed).random(shape) < 0.5, 1.0, -1.0).astype(np.float32)
+
+
+MARGIN = [
+    Case(f"margin_ranking-{r}", lambda t, a, b, y, r=r: t.nn.functional.margin_ranking_loss(
+        a, b, y, margin=0.3, reduction=r), [randn(6), randn(6, seed=1), _pm1(6)]) for r in REDUCTIONS
+] + [
+    Case(f"hinge_embedding-{r}", lambda t, x, y, r=r: t.nn.functional.hinge_embedding_loss(
+        x, y, margin=0.5, reduction=r), [randn(3, 4), _pm1(3, 4)]) for r in REDUCTIONS
+] + [
+    Case(f"cosine_embedding-{r}", lambda t, a, b, y, r=r: t.nn.functional.cosine_embedding_loss(
+        a, b, y, margin=0.1, reduction=r), [randn(5, 4), randn(5, 4, seed=2), _pm1(5)]) for r in REDUCTIONS
+] + [
+    Case("cosine_embedding-0d", lambda t, a, b: t.nn.functional.cosine_embedding_loss(
+        a, b, t.tensor(-1.0)), [randn(4), randn(4, seed=3)]),
+    Case("cosine_embedding-zero-vector", lambda t, a, b, y: t.nn.functional.cosine_embedding_loss(
+        a * 0, b, y), [randn(2, 3), randn(2, 3, seed=4), _pm1(2)]),
+    Case("hinge_embedding-long-target", lambda t, x: t.nn.functional.hinge_embedding_loss(
+        x, t.tensor([1, -1, 1, -1, 0])), [randn(5)]),
+] + [
+    Case(f"triplet-{r}-swap{s}-p{p}", lambda t, a, pos, n, r=r, s=s, p=p: t.nn.functional.triplet_margin_loss(
+        a, pos, n, margin=2.0, p=p, swap=s, reduction=r), [randn(4, 3), randn(4, 3, seed=5), randn(4, 3, seed=6)])
+    for r in REDUCTIONS for s in (False, True) for p in (1, 2)
+] + [
+    Case("triplet_with_distance-cosine", lambda t, a, pos, n: t.nn.functional.triplet_margin_with_distance_loss(
+        a, pos, n, distance_function=lambda x, y: 1 - t.nn.functional.cosine_similarity(x, y), margin=0.5,
+        swap=True), [randn(4, 3), randn(4, 3, seed=5), randn(4, 3, seed=6)]),
+    Case("triplet_with_distance-default", lambda t, a, pos, n: t.nn.functional.triplet_margin_with_distance_loss(
+        a, pos, n, reduction="none"), [randn(4, 3), randn(4, 3, seed=5), randn(4, 3, seed=6)]),
+    Case("modules", lambda t, a, b, y: (
+        t.nn.MarginRankingLoss(0.2)(a[:, 0], b[:, 0], y), t.nn.HingeEmbeddingLoss(reduction="sum")(a, y[:, None]),
+        t.nn.CosineEmbeddingLoss(0.1)(a, b, y), t.nn.TripletMarginLoss(p=1, swap=True)(a, b, a.flip(0)),
+        t.nn.TripletMarginWithDistanceLoss(margin=0.7)(a, b, a.flip(0))),
+         [randn(5, 4), randn(5, 4, seed=2), _pm1(5)]),
+]
+
+
+@pytest.mark.parametrize("case", MARGIN, ids=str)
+def test_margin_losses(case):
+    check(case)
+
+
+def test_margin_loss_graphs_are_torch_s():
+    """The losses are torch's compositions: the same last nodes."""
+    for lib in (mytorch, torch):
+        F_ = lib.nn.functional
+        a = lib.ones(2, 3, requires_grad=True)
+        names = [type(x.grad_fn).__name__ if lib is torch else x.grad_fn.name() for x in (
+            F_.hinge_embedding_loss(a, lib.ones(2, 3), reduction="none"),
+            F_.margin_ranking_loss(a[:, 0], a[:, 1], lib.ones(2), reduction="none"),
+            F_.cosine_embedding_loss(a, a * 2, lib.ones(2), reduction="none"),
+            F_.triplet_margin_loss(a, a * 2, a * 3, reduction="none"),
+            F_.triplet_margin_loss(a, a * 2, a * 3))]
+        assert names == ["AddBackward0", "ClampMinBackward0", "AddBackward0", "ClampMinBackward0",
+                         "MeanBackward0"]
+    assert repr(mytorch.nn.TripletMarginWithDistanceLoss()) == repr(torch.nn.TripletMarginWithDistanceLoss())
+    assert mytorch.nn.TripletMarginLoss.__constants__ == torch.nn.TripletMarginLoss.__constants__
+
+
+MARGIN_ERRORS = [
+    ("triplet_dims", lambda t: t.nn.functional.triplet_margin_loss(t.ones(2, 3), t.ones(2, 3), t.ones(3))),
+    ("triplet_margin", lambda t: t.nn.functional.triplet_margin_loss(t.ones(2, 3), t.ones(2, 3), t.ones(2, 3), margin=-1)),
+    ("triplet_module_margin", lambda t: t.nn.TripletMarginLoss(margin=0)),
+    ("triplet_distance_module_margin", lambda t: t.nn.TripletMarginWithDistanceLoss(margin=-0.5)),
+    ("triplet_reduction", lambda t: t.nn.functional.triplet_margin_loss(t.ones(2, 3), t.ones(2, 3), t.ones(2, 3), reduction="bad")),
+    ("triplet_with_distance_dims", lambda t: t.nn.functional.triplet_margin_with_distance_loss(t.ones(2, 3), t.ones(2, 3), t.ones(3))),
+    ("triplet_with_distance_margin", lambda t: t.nn.functional.triplet_margin_with_distance_loss(t.ones(2, 3), t.ones(2, 3), t.ones(2, 3), margin=0)),
+    ("margin_ranking_dims", lambda t: t.nn.functional.margin_ranking_loss(t.ones(2), t.ones(2), t.ones(2, 1))),
+    ("cosine_target_2d", lambda t: t.nn.functional.cosine_embedding_loss(t.ones(2, 3), t.ones(2, 3), t.ones(2, 2))),
+    ("cosine_inputs_1d_target", lambda t: t.nn.functional.cosine_embedding_loss(t.ones(3), t.ones(2, 3), t.ones(2))),
+    ("cosine_inputs_0d_target", lambda t: t.nn.functional.cosine_embedding_loss(t.ones(2, 3), t.ones(2, 3), t.tensor(1.0))),
+    ("hinge_shapes", lambda t: t.nn.functional.hinge_embedding_loss(t.ones(2), t.ones(3))),
+]
+
+
+@pytest.mark.parametrize("name,fn", MARGIN_ERRORS, ids=[e[0] for e in MARGIN_ERRORS])
+def test_margin_loss_errors_match_torch(name, fn):
+    with pytest.raises(Exception) as ref:
+        fn(torch)
+    with pytest.raises(type(ref.value)) as mine:
+        fn(mytorch)
+    assert str(mine.value) == str(ref.value)
+
+
+# ---------------------------------------------------------------- likelihood and logistic-margin losses
+def _counts(*shape, seed=0):
+    return np.random.default_rng(seed).poisson(2.0, shape).astype(np.float32)
+
+
+MORE = [
+    Case(f"gaussian_nll-{r}", lambda t, x, y, v, r=r: t.nn.functional.gaussian_nll_loss(
+        x, y, v.abs() + 0.1, reduction=r), [randn(4, 3), randn(4, 3, seed=1), randn(4, 3, seed=2)])
+    for r in REDUCTIONS
+] + [
+    Case("gaussian_nll-per-sample-var-full", lambda t, x, y, v: t.nn.functional.gaussian_nll_loss(
+        x, y, v.abs(), full=True), [randn(4, 3), randn(4, 3, seed=1), randn(4, seed=2)]),
+    Case("gaussian_nll-broadcast-var-eps", lambda t, x, y, v: t.nn.GaussianNLLLoss(eps=0.5)(
+        x, y, v.abs()), [randn(2, 3, 4), randn(2, 3, 4, seed=1), randn(2, 1, 4, seed=2)]),
+    Case("gaussian_nll-float-var", lambda t, x, y: t.nn.functional.gaussian_nll_loss(x, y, 0.5),
+         [randn(5), randn(5, seed=1)]),
+] + [
+    Case(f"poisson_nll-{r}-log{li}-full{fu}", lambda t, x, y, r=r, li=li, fu=fu:
+         t.nn.functional.poisson_nll_loss(x if li else x.abs() + 0.1, y, log_input=li, full=fu, reduction=r),
+         [randn(3, 4), _counts(3, 4)]) for r in REDUCTIONS for li in (True, False) for fu in (False, True)
+] + [
+    Case(f"soft_margin-{r}", lambda t, x, y, r=r: t.nn.functional.soft_margin_loss(x, y.detach(), reduction=r),
+         [randn(4, 3), np.sign(randn(4, 3, seed=1))]) for r in REDUCTIONS
+] + [
+    Case("soft_margin-broadcast", lambda t, x, y: t.nn.SoftMarginLoss()(x, y.detach()), [randn(4, 3), np.sign(randn(3, seed=1))]),
+] + [
+    Case(f"multilabel_soft_margin-{r}", lambda t, x, y, r=r: t.nn.functional.multilabel_soft_margin_loss(
+        x, y, reduction=r), [randn(4, 5), (randn(4, 5, seed=1) > 0).astype(np.float32)]) for r in REDUCTIONS
+] + [
+    Case("multilabel_soft_margin-weight", lambda t, x, y: t.nn.MultiLabelSoftMarginLoss(
+        weight=t.arange(1.0, 6.0))(x, y), [randn(4, 5), (randn(4, 5, seed=1) > 0).astype(np.float32)]),
+]
+
+
+@pytest.mark.parametrize("case", MORE, ids=str)
+def test_likelihood_and_soft_margin_losses(case):
+    check(case)
+
+
+def test_soft_margin_is_one_node_and_its_double_backward():
+    grads = []
+    for lib in (mytorch, torch):
+        x = lib.tensor(randn(3, 4), requires_grad=True)
+        loss = lib.nn.functional.soft_margin_loss(x, lib.tensor(np.sign(randn(3, 4, seed=1))))
+        assert (loss.grad_fn.name() if lib is mytorch else type(loss.grad_fn).__name__) == \
+            "SoftMarginLossBackward0"
+        (g,) = lib.autograd.grad(loss, x, create_graph=True)
+        g.pow(2).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-7)
+
+
+MORE_ERRORS = [
+    ("gaussian_var_size", lambda t: t.nn.functional.gaussian_nll_loss(t.ones(4, 6), t.ones(4, 6), t.ones(3))),
+    ("gaussian_var_negative", lambda t: t.nn.functional.gaussian_nll_loss(t.ones(4, 6), t.ones(4, 6), -t.ones(4, 6))),
+    ("gaussian_float_var_negative", lambda t: t.nn.functional.gaussian_nll_loss(t.ones(2), t.ones(2), -1.0)),
+    ("gaussian_reduction", lambda t: t.nn.functional.gaussian_nll_loss(t.ones(2), t.ones(2), t.ones(2), reduction="x")),
+    ("poisson_reduction", lambda t: t.nn.functional.poisson_nll_loss(t.ones(2), t.ones(2), reduction="x")),
+    ("multilabel_reduction", lambda t: t.nn.functional.multilabel_soft_margin_loss(t.ones(2, 2), t.ones(2, 2), reduction="x")),
+    ("soft_margin_shapes", lambda t: t.nn.functional.soft_margin_loss(t.ones(4, 6), t.ones(3))),
+    ("soft_margin_target_grad", lambda t: t.nn.functional.soft_margin_loss(t.ones(2), t.ones(2, requires_grad=True))),
+]
+
+
+@pytest.mark.parametrize("name,fn", MORE_ERRORS, ids=[e[0] for e in MORE_ERRORS])
+def test_likelihood_and_soft_margin_errors_match_torch(name, fn):
+    with pytest.raises(Exception) as ref:
+        fn(torch)
+    with pytest.raises(type(ref.value)) as mine:
+        fn(mytorch)
+    assert str(mine.value) == str(ref.value)

@@ -1,4 +1,4 @@
-"""Normalisation layers (BatchNorm, InstanceNorm, LayerNorm, GroupNorm) against real PyTorch.
+"""Normalisation layers (BatchNorm, InstanceNorm, LayerNorm, RMSNorm, GroupNorm) against real PyTorch.
 
 Same weights in both libraries → same outputs, input gradients, parameter gradients and running
 statistics, in train and eval mode and after several training steps.
@@ -56,6 +56,10 @@ FUNCTIONAL = [
          [randn(7, 6), randn(6)]),
     Case("layer_norm offset", lambda t, x: F(t).layer_norm(x + 100.0, (8,)), [randn(3, 8)],
          atol=1e-4),
+    Case("rms_norm", lambda t, x, w: F(t).rms_norm(x, (5,), w), [randn(2, 3, 5), randn(5)]),
+    Case("rms_norm default eps", lambda t, x: F(t).rms_norm(x * 1e-4, [4, 5]), [randn(3, 4, 5)]),
+    Case("rms_norm float64", lambda t, x, w: F(t).rms_norm(x, (3,), w, eps=1e-3),
+         [randn(4, 3, dtype=np.float64), randn(3, dtype=np.float64)], atol=1e-12, rtol=1e-12),
     Case("group_norm", lambda t, x, w, b: F(t).group_norm(x, 2, w, b),
          [randn(3, 4, 5), *rand_affine(4, 5)]),
     Case("group_norm 4d", lambda t, x: F(t).group_norm(x, 3), [randn(2, 6, 3, 3)]),
@@ -143,6 +147,9 @@ MODULES = [
     ("LayerNorm 2 dims no bias", lambda t: NN(t).LayerNorm([3, 5], bias=False), [randn(2, 3, 5)]),
     ("LayerNorm no affine", lambda t: NN(t).LayerNorm(5, elementwise_affine=False),
      [randn(4, 5)]),
+    ("RMSNorm", lambda t: NN(t).RMSNorm(5), [randn(2, 3, 5)]),
+    ("RMSNorm 2 dims eps", lambda t: NN(t).RMSNorm([3, 5], eps=1e-5), [randn(2, 3, 5)]),
+    ("RMSNorm no affine", lambda t: NN(t).RMSNorm(5, elementwise_affine=False), [randn(4, 5)]),
     ("GroupNorm", lambda t: NN(t).GroupNorm(2, 4), [randn(3, 4, 5)]),
     ("GroupNorm no affine", lambda t: NN(t).GroupNorm(4, 4, affine=False), [randn(3, 4, 2, 2)]),
 ]
@@ -214,6 +221,7 @@ def test_instance_norm_num_features_mismatch_warns_without_affine() -> None:
 def test_default_init_and_repr() -> None:
     for make in (lambda t: NN(t).BatchNorm2d(5), lambda t: NN(t).InstanceNorm1d(4, affine=True),
                  lambda t: NN(t).LayerNorm((2, 3)), lambda t: NN(t).GroupNorm(2, 6),
+                 lambda t: NN(t).RMSNorm(4), lambda t: NN(t).RMSNorm([2, 3], 1e-5, False),
                  lambda t: NN(t).BatchNorm1d(3, momentum=None, track_running_stats=False)):
         m, t = make(mytorch), make(torch)
         assert repr(m) == repr(t)
@@ -234,6 +242,11 @@ ERRORS = [
     ("ln wrong shape", lambda t: F(t).layer_norm(t.randn(2, 3, 4), (3,))),
     ("ln int shape", lambda t: F(t).layer_norm(t.randn(2, 4), 4)),
     ("ln wrong weight", lambda t: F(t).layer_norm(t.randn(2, 4), (4,), t.ones(3))),
+    ("rms wrong shape", lambda t: F(t).rms_norm(t.randn(2, 3, 4), (3,))),
+    ("rms too many dims", lambda t: F(t).rms_norm(t.randn(3, 4), (2, 3, 4))),
+    ("rms int shape", lambda t: F(t).rms_norm(t.randn(2, 4), 4)),
+    ("rms wrong weight", lambda t: F(t).rms_norm(t.randn(2, 4), (4,), t.ones(3))),
+    ("rms long input", lambda t: F(t).rms_norm(t.ones(2, 4).long(), (4,))),
     ("gn indivisible", lambda t: NN(t).GroupNorm(4, 6)),
     ("gn functional indivisible", lambda t: F(t).group_norm(t.randn(2, 3, 4), 2)),
 ]
@@ -278,3 +291,11 @@ def test_rms_norm_matches_torch():
     for k in ref:
         np.testing.assert_allclose(mine[k].detach().numpy(), ref[k].detach().numpy(), rtol=1e-6,
                                    atol=1e-6, err_msg=k)
+def test_rms_norm_is_torch_s_composition() -> None:
+    """No fused node: the graph ends in torch's multiplications, and the module has no bias."""
+    for lib in (mytorch, torch):
+        x = lib.ones(2, 4, requires_grad=True)
+        y = F(lib).rms_norm(x, (4,), lib.ones(4, requires_grad=True))
+        name = y.grad_fn.name() if lib is mytorch else type(y.grad_fn).__name__
+        assert name == "MulBackward0"
+        assert not hasattr(NN(lib).RMSNorm(4), "bias")

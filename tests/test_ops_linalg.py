@@ -184,6 +184,31 @@ MATRIX = [
          [wellcond(2, 3, 3), randn(2, 3, dtype=np.float64)], atol=1e-9, rtol=1e-9),
     Case("solve-right", lambda t, a, b: t.linalg.solve(a, b, left=False),
          [wellcond(3, 3), randn(2, 3, dtype=np.float64)], atol=1e-9, rtol=1e-9),
+    # only the chosen triangle of A is read (and gets a gradient); batch dims broadcast
+    Case("solve_triangular-lower", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False),
+         [wellcond(3, 3), randn(3, 2, dtype=np.float64)], atol=1e-9, rtol=1e-9),
+    Case("solve_triangular-upper-bcast", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=True),
+         [wellcond(4, 3, 3), randn(2, 1, 3, 2, dtype=np.float64)], atol=1e-9, rtol=1e-9),
+    Case("solve_triangular-right-unit", lambda t, a, b: t.linalg.solve_triangular(
+        a, b, upper=False, left=False, unitriangular=True),
+         [wellcond(3, 3), randn(2, 3, dtype=np.float64)], atol=1e-9, rtol=1e-9),
+    Case("solve_triangular-B-cast-to-A", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=True),
+         [wellcond(3, 3).astype(np.float32), randn(3, 1, dtype=np.float64)], atol=1e-5),
+    # cholesky_solve / cholesky_inverse from a factor (its gradient is torch's, not kept triangular)
+    Case("cholesky_solve", lambda t, b, L: t.cholesky_solve(b, L), [randn(3, 2, dtype=np.float64),
+                                                                  np.linalg.cholesky(spd(3))],
+         atol=1e-9, rtol=1e-9),
+    Case("cholesky_solve-upper-bcast", lambda t, b, U: b.cholesky_solve(U, upper=True),
+         [randn(4, 1, 3, 2, dtype=np.float64), np.linalg.cholesky(spd(3, (2,))).swapaxes(-1, -2).copy()],
+         atol=1e-9, rtol=1e-9),
+    Case("cholesky_inverse", lambda t, L: t.cholesky_inverse(L), [np.linalg.cholesky(spd(4))],
+         atol=1e-9, rtol=1e-9),
+    Case("cholesky_inverse-upper-batch", lambda t, U: U.cholesky_inverse(True),
+         [np.linalg.cholesky(spd(3, (2,))).swapaxes(-1, -2).copy()], atol=1e-9, rtol=1e-9),
+    Case("cholesky_solve-zero-factor", lambda t, b, L: t.cholesky_solve(b, L),
+         [np.ones((3, 1)), np.zeros((3, 3))], grad=False),
+    Case("solve_triangular-zero-pivot", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False),
+         [np.zeros((2, 2)), np.ones((2, 1))], grad=False),
 ]
 
 
@@ -302,6 +327,41 @@ ERRORS = [
     ("trace-bool", lambda t, a: t.trace(a), [i64(3, 3) > 0], "not implemented for 'Bool'"),
     ("cross-no-3", lambda t, a, b: t.cross(a, b), [f(2, 4), f(2, 4)], "no dimension of size 3"),
     ("norm-3d-ord", lambda t, a: t.linalg.norm(a, 2), [f(2, 3, 4)], "must be 1D or 2D"),
+    ("cholesky_solve-1d-b", lambda t, b, L: t.cholesky_solve(b, L), [f(3), f(3, 3)],
+     "b should have at least 2 dimensions, but has 1 dimensions instead"),
+    ("cholesky_solve-1d-L", lambda t, b, L: t.cholesky_solve(b, L), [f(3, 2), f(3)],
+     "u should have at least 2 dimensions, but has 1 dimensions instead"),
+    ("cholesky_solve-nonsquare", lambda t, b, L: t.cholesky_solve(b, L), [f(3, 2), f(2, 3)],
+     "A must be batches of square matrices, but they are 2 by 3 matrices"),
+    ("cholesky_solve-sizes", lambda t, b, L: t.cholesky_solve(b, L), [f(4, 2), f(3, 3)],
+     "Incompatible matrix sizes for cholesky_solve: each A matrix is 3 by 3 but each b matrix is 4 by 2"),
+    ("cholesky_solve-dtypes", lambda t, b, L: t.cholesky_solve(b.double(), L), [f(3, 2), f(3, 3)],
+     "Expected b and A to have the same dtype, but found b of type Double and A of type Float instead."),
+    ("cholesky_solve-int", lambda t, b, L: t.cholesky_solve(b, L), [i64(3, 2), i64(3, 3)],
+     "\"cholesky_solve_cpu\" not implemented for 'Long'"),
+    ("cholesky_solve-batches", lambda t, b, L: t.cholesky_solve(b, L), [f(2, 3, 2), f(1, 3, 3, 3)],
+     "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 1"),
+    ("cholesky_inverse-1d", lambda t, L: t.cholesky_inverse(L), [f(3)],
+     "cholesky_inverse: The input tensor A must have at least 2 dimensions."),
+    ("cholesky_inverse-nonsquare", lambda t, L: t.cholesky_inverse(L), [f(2, 3)],
+     "cholesky_inverse: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    ("cholesky_inverse-int", lambda t, L: t.cholesky_inverse(L), [i64(3, 3)],
+     "\"cholesky_inverse_out_cpu\" not implemented for 'Long'"),
+    ("solve_triangular-1d-A", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False),
+     [f(3), f(3, 2)], "The input tensor A must have at least 2 dimensions."),
+    ("solve_triangular-nonsquare", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False),
+     [i64(3, 2), f(3, 2)], "A must be batches of square matrices, but they are 3 by 2 matrices"),
+    ("solve_triangular-1d-B", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False),
+     [f(3, 3), f(3)], "The input tensor B must have at least 2 dimensions."),
+    ("solve_triangular-shapes", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False),
+     [f(3, 3), f(4, 2)], "Incompatible shapes of A and B for the equation AX = B (3x3 and 4x2)"),
+    ("solve_triangular-shapes-right",
+     lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False, left=False),
+     [f(3, 3), f(4, 2)], "Incompatible shapes of A and B for the equation XA = B (3x3 and 4x2)"),
+    ("solve_triangular-int", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False),
+     [i64(3, 3), f(3, 2)], "\"triangular_solve_cpu\" not implemented for 'Long'"),
+    ("solve_triangular-half", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False),
+     [f(3, 3).astype(np.float16), f(3, 2)], "not implemented for 'Half'"),
 ]
 
 
@@ -317,6 +377,8 @@ LINALG_ERRORS = [
     ("linalg.inv-singular", lambda t, a: t.linalg.inv(a), [np.ones((2, 3, 3))], "singular"),
     ("cholesky-not-pd", lambda t, a: t.linalg.cholesky(a), [-np.eye(3)], "positive-definite"),
     ("solve-singular", lambda t, a, b: t.linalg.solve(a, b), [np.zeros((2, 2)), np.ones(2)], "singular"),
+    ("cholesky_inverse-zero-diagonal", lambda t, L: t.cholesky_inverse(L), [np.array([[1.0, 0], [1, 0]])],
+     "The diagonal element 2 is zero, the inversion could not be completed"),
 ]
 
 
@@ -328,6 +390,37 @@ def test_linalg_errors(name, fn, inputs, msg):
     with pytest.raises(mytorch.linalg.LinAlgError, match=msg):
         fn(mytorch, *[mytorch.from_numpy(x) for x in inputs])
     assert issubclass(mytorch.linalg.LinAlgError, RuntimeError)
+
+
+def test_cholesky_solve_and_inverse_nodes_and_double_backward():
+    import torch
+    L0 = np.linalg.cholesky(spd(3))
+    grads = []
+    for lib in (mytorch, torch):
+        L = lib.tensor(L0, requires_grad=True)
+        x = lib.cholesky_solve(lib.ones(3, 1, dtype=lib.float64), L)
+        inv = lib.cholesky_inverse(L)
+        names = [n.name() if lib is mytorch else type(n).__name__ for n in (x.grad_fn, inv.grad_fn)]
+        assert names == ["CholeskySolveBackward0", "CholeskyInverseBackward0"]
+        (g,) = lib.autograd.grad(x.pow(2).sum() + inv.sum(), L, create_graph=True)
+        g.pow(2).sum().backward()
+        grads.append(L.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-9, atol=1e-12)
+
+
+def test_solve_triangular_node_and_double_backward():
+    import torch
+    """One ``LinalgSolveTriangularBackward0`` node; its backward is differentiable."""
+    a0 = np.tril(np.random.default_rng(3).standard_normal((3, 3))) + 3 * np.eye(3)
+    grads = []
+    for lib in (mytorch, torch):
+        a = lib.tensor(a0, requires_grad=True)
+        x = lib.linalg.solve_triangular(a, lib.ones(3, 1, dtype=lib.float64), upper=False)
+        assert x.grad_fn.name() == "LinalgSolveTriangularBackward0"
+        (g,) = lib.autograd.grad(x.pow(2).sum(), a, create_graph=True)
+        g.sum().backward()
+        grads.append(a.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)
 
 
 def test_grad_fn_names():

@@ -810,3 +810,18 @@ def test_property_broadcast_grads(shapes, seed) -> None:
     a = _values(shapes.input_shapes[0], np.float64, seed)
     b = np.asarray(np.abs(_values(shapes.input_shapes[1], np.float64, seed + 1)) + 0.5)
     check(Case("mixed", lambda t, x, y: (x * y - x / y + t.maximum(x, y)) ** 2, [a, b]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("weight", ["tensor", 0.3, 0.7, -0.8, 1.0])
+def test_lerp_is_bit_exact_like_torch_s_fused_kernel(dtype, weight):
+    """torch's CPU kernel computes ``fma(w, end - start, start)`` (``|w| < 0.5``) or
+    ``fma(w - 1, end - start, end)``, in float32 for half types: the same bits here."""
+    import torch
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal(4096).astype(dtype) for _ in range(2))
+    w = (rng.random(4096) * 3 - 1).astype(dtype)
+    res = [lib.lerp(lib.from_numpy(a), lib.from_numpy(b),
+                    lib.from_numpy(w) if weight == "tensor" else weight).numpy()
+           for lib in (mytorch, torch)]
+    np.testing.assert_array_equal(res[0], res[1])

@@ -148,6 +148,26 @@ CASES = [
     Case("median-dim", lambda t, x: (t.median(x, 1), x.median(-1, keepdim=True)), [DISTINCT]),
     Case("median-nan", lambda t, x: (t.median(x), t.median(x, 1)), [WITH_NAN], grad=False),
     Case("median-int", lambda t, x: (t.median(x), t.median(x, 1)), [INTS]),
+    Case("nanmedian", lambda t, x: (t.nanmedian(x), x.nanmedian(1), t.nanmedian(x, -1, keepdim=True)),
+         [DISTINCT]),
+    Case("nanmedian-ties-split-grad", lambda t, x: t.nanmedian(x), [TIES]),
+    Case("nanmedian-skips-nan", lambda t, x: (t.nanmedian(x), t.nanmedian(x, 0)), [WITH_NAN], grad=False),
+    Case("nanmedian-int", lambda t, x: (t.nanmedian(x), t.nanmedian(x, 1)), [INTS]),
+    # quantile: torch's composition (sort, gather, lerp), so values, gradients and nodes are torch's
+    *[Case(f"quantile-{mode}", lambda t, x, mode=mode: (
+        t.quantile(x, 0.3, interpolation=mode), x.quantile(t.tensor([0.0, 0.5, 0.9]), dim=1,
+                                                          interpolation=mode),
+        t.quantile(x, 0.75, dim=0, keepdim=True, interpolation=mode)), [DISTINCT])
+      for mode in ("linear", "lower", "higher", "midpoint", "nearest")],
+    Case("quantile-nan-propagates", lambda t, x: (t.quantile(x, 0.5), t.quantile(x, 0.5, dim=1)),
+         [WITH_NAN], grad=False),
+    Case("nanquantile", lambda t, x: (t.nanquantile(x, 0.5), x.nanquantile(t.tensor([0.1, 0.9]), dim=0),
+                                      t.nanquantile(x, 0.2, dim=1, keepdim=True)),
+         [WITH_NAN], grad=False),
+    Case("nanquantile-grad", lambda t, x: t.nanquantile(x, t.tensor([0.25, 0.6]), dim=1), [DISTINCT]),
+    Case("quantile-0d", lambda t, x: (t.quantile(x, 0.5), t.quantile(x, t.tensor([0.1, 0.5]), dim=0,
+                                                                      keepdim=True)),
+         [np.array(3.0, np.float32)]),
     Case("kthvalue", lambda t, x: (t.kthvalue(x, 2), x.kthvalue(1, 0, keepdim=True)), [DISTINCT]),
     Case("topk", lambda t, x: (t.topk(x, 2), x.topk(1, dim=0, largest=False)), [DISTINCT]),
     Case("topk-k0", lambda t, x: t.topk(x, 0), [DISTINCT], grad=False),
@@ -197,6 +217,15 @@ def test_matches_torch(case):
 
 
 ERRORS = [
+    ("quantile-empty", lambda t, x: t.quantile(x[:0], 0.5), [X]),
+    ("quantile-q-number-range", lambda t, x: t.quantile(x, 1.5), [X]),
+    ("quantile-q-tensor-range", lambda t, x: t.quantile(x, t.tensor([0.5, 2.0])), [X]),
+    ("quantile-q-2d", lambda t, x: t.quantile(x, t.tensor([[0.5]])), [X]),
+    ("quantile-int-input", lambda t, x: t.quantile(x, 0.5), [INTS]),
+    ("quantile-q-dtype", lambda t, x: t.quantile(x, t.tensor([0.5], dtype=t.float64)), [X]),
+    ("quantile-interpolation", lambda t, x: t.quantile(x, 0.5, interpolation="foo"), [X]),
+    ("quantile-bad-dim", lambda t, x: t.quantile(x, 0.5, dim=2), [X]),
+    ("nanmedian-empty-dim", lambda t, x: t.nanmedian(x[:0], 0), [X]),
     ("sum-bad-dim", lambda t, x: t.sum(x, 2), [X]),
     ("sum-bad-neg-dim", lambda t, x: x.sum(-3), [X]),
     ("sum-repeated-dim", lambda t, x: x.sum((0, 0)), [X]),
@@ -342,3 +371,15 @@ def test_mode_matches_torch(values, dim, keepdim):
     assert got[0].values.tolist() == got[1].values.tolist() or np.isnan(got[1].values).all()
     assert got[0].indices.tolist() == got[1].indices.tolist()
     assert type(got[0]).__name__ == type(got[1]).__name__ == "mode"
+def test_quantile_graph_is_torch_s():
+    """quantile ends as torch's does: an in-place squeeze after lerp (linear) or gather (lower)."""
+    import torch
+    for lib in (mytorch, torch):
+        x = lib.tensor([3.0, 1.0, 2.0, 5.0], requires_grad=True)
+        names = []
+        for q, mode in ((0.3, "linear"), (0.3, "lower"), (lib.tensor([0.2, 0.9]), "linear")):
+            node = lib.quantile(x, q, interpolation=mode).grad_fn
+            nxt = node.next_functions[0][0]
+            names.append([n.name() if lib is mytorch else type(n).__name__ for n in (node, nxt)])
+        assert names == [["SqueezeBackward4", "LerpBackward1"], ["SqueezeBackward4", "GatherBackward0"],
+                         ["SqueezeBackward4", "TransposeBackward1"]]

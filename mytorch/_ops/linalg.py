@@ -21,19 +21,20 @@ import numpy as np
 
 from .. import _dtype as D
 from .._device import xp_for
+from .._fp import quiet
 from .._layout import layout_op, strided
 from .._pieces import piece, pieces
 from .._tensor import Tensor, make_view, tensor_method, wrap
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import SavedOutput, needs_grad, record, sum_to, unbroadcast
-from ._operands import FP_IGNORE, FP_STATE, check_same_device, checked_scalar, quietly, result_type, \
-    wrap_dim
+from ._operands import FP_IGNORE, FP_STATE, broadcast_error, check_same_device, checked_scalar, \
+    quietly, result_type, wrap_dim
 from ._variants import _cap, _inplace_version, _to_out
 from .pointwise import _crossed
 
 __all__ = ["dot", "vdot", "mv", "mm", "bmm", "matmul", "addmm", "addmv", "addr", "addbmm",
            "baddbmm", "outer", "ger", "inner", "einsum", "tensordot", "kron", "inverse", "det",
-           "logdet", "slogdet", "trace", "cross", "cholesky"]
+           "logdet", "slogdet", "trace", "cross", "cholesky", "cholesky_solve", "cholesky_inverse"]
 
 
 class LinAlgError(RuntimeError):
@@ -943,10 +944,123 @@ def _cholesky_grad(low: Tensor, g: Tensor) -> Tensor:
     return (s + _mT(s)) * 0.5
 
 
+def _triangular_arrays(xp: Any, a: Any, b: Any, upper: bool, unit: bool) -> Any:
+    """Solve ``T X = B`` with ``T`` the chosen triangle of ``a`` (batched, broadcast)."""
+    t = xp.triu(a) if upper else xp.tril(a)
+    if unit:
+        n = a.shape[-1]
+        t = t - t * xp.eye(n, dtype=t.dtype) + xp.eye(n, dtype=t.dtype)
+    try:
+        return xp.linalg.solve(t, b)
+    except np.linalg.LinAlgError:  # a zero pivot: substitute row by row, as a triangular solver does
+        shape = np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:]
+        x = xp.zeros(shape, dtype=t.dtype)
+        with quiet():
+            for i in (range(t.shape[-1] - 1, -1, -1) if upper else range(t.shape[-1])):
+                done = (t[..., i, :, None] * x).sum(-2)
+                x[..., i, :] = (b[..., i, :] - done) / t[..., i, i, None]
+        return x
+
+
+def _check_factor(L: Tensor, fn: str) -> None:
+    if L._data.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    n, m = L._data.shape[-2:]
+    if n != m:
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are {n} by {m} "
+                           "matrices")
+
+
+def _cholesky_solve_arrays(xp: Any, b: Any, factor: Any, upper: bool) -> Any:
+    """``A⁻¹ b`` for ``A = L Lᵀ`` (``Uᵀ U`` if ``upper``): a lower, then an upper triangular solve."""
+    low = xp.swapaxes(factor, -1, -2) if upper else factor
+    y = _triangular_arrays(xp, low, b, False, False)
+    return _triangular_arrays(xp, xp.swapaxes(low, -1, -2), y, True, False)
+
+
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *,
+                   out: Tensor | None = None) -> Tensor:
+    """``X`` with ``A X = B`` (``B = input``) from the Cholesky factor ``input2`` of ``A``
+    (``A = L Lᵀ``, or ``Uᵀ U`` if ``upper``): two triangular solves, no inverse.
+
+    Backward (torch's formula): ``g_B = A⁻¹ g``, then with ``S = g_B Xᵀ + X g_Bᵀ``,
+    ``g_L = -S L`` (``-U S`` for an upper factor).
+    """
+    B, L = input, input2
+    check_same_device(B, L)
+    if B._data.ndim < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {B._data.ndim} dimensions "
+                           "instead")
+    if L._data.ndim < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {L._data.ndim} dimensions "
+                           "instead")
+    n, m = L._data.shape[-2:]
+    if n != m:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {n} by {m} matrices")
+    if B._data.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {n} by "
+                           f"{n} but each b matrix is {B._data.shape[-2]} by {B._data.shape[-1]}")
+    if B.dtype != L.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_cap(B.dtype)} and A of type {_cap(L.dtype)} instead.")
+    if B._data.dtype.kind not in "fc" or B._data.dtype.itemsize < 4:
+        raise NotImplementedError(f'"cholesky_solve_cpu" not implemented for \'{_cap(B.dtype)}\'')
+    try:
+        np.broadcast_shapes(B._data.shape[:-2], L._data.shape[:-2])
+    except ValueError:
+        broadcast_error(B._data.shape[:-2], L._data.shape[:-2])
+    X = wrap(_cholesky_solve_arrays(xp_for(B._device), B._data, L._data, upper), B._device)
+    if needs_grad(B, L):
+        sb, sl = tuple(B.shape), tuple(L.shape)
+        saved = SavedOutput(X)
+
+        def backward(g: Tensor) -> tuple:
+            gB = cholesky_solve(g, L, upper)
+            gL = None
+            if _rg(L):
+                common = gB.matmul(_mT(saved()))
+                common = common + _mT(common)
+                gL = sum_to(-(L.matmul(common) if upper else common.matmul(L)), sl)
+            return (sum_to(gB, sb) if _rg(B) else None), gL
+
+        record("CholeskySolveBackward0", X, (B, L), backward,
+               saved=(L, saved) if _rg(L) else (L,))
+    return _to_out(X, out)
+
+
+def cholesky_inverse(input: Tensor, upper: bool = False, *, out: Tensor | None = None) -> Tensor:
+    """``A⁻¹`` from the Cholesky factor of ``A`` (``A = L Lᵀ``, or ``Uᵀ U`` if ``upper``).
+
+    Backward (torch's formula): with ``S = A⁻¹ (g + gᵀ) A⁻¹``, ``g_L = -S L`` (``-U S``)."""
+    L = input
+    _check_factor(L, "cholesky_inverse")
+    if L._data.dtype.kind not in "fc" or L._data.dtype.itemsize < 4:
+        raise NotImplementedError(f'"cholesky_inverse_out_cpu" not implemented for '
+                                  f"'{_cap(L.dtype)}'")
+    xp, n = xp_for(L._device), L._data.shape[-1]
+    diag = xp.diagonal(L._data, axis1=-2, axis2=-1)
+    if bool((diag == 0).any()):
+        raise LinAlgError(f"cholesky_inverse: The diagonal element {int((diag == 0).argmax(-1).max()) + 1}"
+                          " is zero, the inversion could not be completed because the input matrix "
+                          "is singular.")
+    eye_n = xp.broadcast_to(xp.eye(n, dtype=L._data.dtype), L._data.shape)
+    res = wrap(_cholesky_solve_arrays(xp, eye_n, L._data, upper), L._device)
+    if needs_grad(L):
+        saved = SavedOutput(res)
+
+        def backward(g: Tensor) -> tuple:
+            inv = saved()
+            common = inv.matmul((g + _mT(g)).matmul(inv))
+            return (-(L.matmul(common) if upper else common.matmul(L)),)
+
+        record("CholeskyInverseBackward0", res, (L,), backward, saved=(L, saved))
+    return _to_out(res, out)
+
+
 # ------------------------------------------------------------------------ methods
 for _name in ("dot", "vdot", "mv", "mm", "bmm", "matmul", "addmm", "addmv", "addr", "addbmm",
               "baddbmm", "outer", "ger", "inner", "kron", "inverse", "det", "logdet", "slogdet",
-              "trace", "cross", "cholesky"):
+              "trace", "cross", "cholesky", "cholesky_solve", "cholesky_inverse"):
     tensor_method(_name)(globals()[_name])
 
 

@@ -1054,11 +1054,25 @@ clip = clamp
 
 
 # ------------------------------------------------------------------------ lerp, addcmul, addcdiv
+def _lerp_arrays(xp: Any, a: Any, b: Any, w: Any) -> Any:
+    """torch's vectorised CPU kernel: ``fma(w, b - a, a)`` where ``|w| < 0.5``, else
+    ``fma(w - 1, b - a, b)``, in float32 for the half types. A fused multiply-add rounds once;
+    the float64 product of float32 numbers is exact, so computing in float64 and rounding once
+    gives the same numbers (float64 itself rounds the product and the sum separately)."""
+    op = a.dtype if a.dtype.itemsize >= 4 else np.dtype(np.float32)  # torch's opmath type
+    wide = np.dtype(np.float64) if op.itemsize == 4 else op
+    a, b, w = a.astype(op, copy=False), b.astype(op, copy=False), xp.asarray(w, dtype=op)
+    small = xp.abs(w) < 0.5
+    coeff = xp.where(small, w, w - op.type(1)).astype(wide, copy=False)
+    base = xp.where(small, a, b).astype(wide, copy=False)
+    return (coeff * (b - a).astype(wide, copy=False) + base).astype(op, copy=False)
+
+
 def lerp(input: Tensor, end: Tensor, weight: Any, *, out: Tensor | None = None) -> Tensor:
     """Linear interpolation ``input + weight * (end - input)`` (weight a number or a tensor).
 
-    Like torch, the formula switches to ``end - (end - input) * (1 - weight)`` for weight >= 0.5,
-    so ``weight == 1`` returns ``end`` exactly.
+    Like torch, the formula switches to ``end - (end - input) * (1 - weight)`` for |weight| >= 0.5,
+    so ``weight == 1`` returns ``end`` exactly (each as one fused multiply-add, see below).
     """
     _require_tensor("lerp", "end", 2, end)
     if input.dtype._cat < D._FLOAT:
@@ -1081,12 +1095,9 @@ def lerp(input: Tensor, end: Tensor, weight: Any, *, out: Tensor | None = None) 
                 shape = np.broadcast_shapes(shape, other)
             except ValueError:
                 broadcast_error(shape, other)
-    diff = _apply(np.subtract, b, a)
-    if w_is_tensor:
-        low = _apply(np.add, a, w * diff)
-        arr = xp_for(dev).where(w < 0.5, low, b - diff * (1 - w))
-    else:
-        arr = a + w * diff if weight < 0.5 else b - diff * (1 - w)
+    with quiet():  # a number weight enters the kernel in its compute type, not rounded to a's
+        arr = _lerp_arrays(xp_for(dev), a, b, w if w_is_tensor else weight).astype(a.dtype,
+                                                                                    copy=False)
     res = wrap(pointwise_layout(arr, a, b, w), dev)
     if needs_grad(input, end, weight):
         # saved like torch: the weight for input's and end's gradients, both ends for weight's

@@ -19,21 +19,23 @@ import numpy as np
 
 from .. import _dtype as D
 from .. import return_types
-from .._creation import _place
+from .._creation import _place, full_like
 from .._device import xp_for
 from .._pieces import piece, pieces
 from .._tensor import Tensor, _c_name, tensor_method, wrap
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import SavedOutput, needs_grad, record, record_outputs, sum_to
 from ..autograd.piece_op import as_op
-from ._operands import contiguous_result, preserve_layout, quiet, quietly, size_args, wrap_dim, wrap_dims
-from ._variants import _cap, _inplace_version
-from .shape import cat
+from ._operands import check_same_device, contiguous_result, preserve_layout, quiet, quietly, size_args, \
+    wrap_dim, wrap_dims
+from ._variants import _cap, _inplace_version, _to_out
+from .shape import broadcast_tensors, cat
 
 __all__ = [
     "sum", "nansum", "mean", "nanmean", "var", "std", "var_mean", "std_mean",
     "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "prod", "cumsum", "cumprod",
-    "logsumexp", "median", "mode", "kthvalue", "topk", "sort", "argsort", "msort",
+    "logsumexp", "median", "nanmedian", "quantile", "nanquantile", "mode", "kthvalue", "topk",
+    "sort", "argsort", "msort",
     "unique", "unique_consecutive", "count_nonzero", "any", "all",
 ]
 
@@ -854,6 +856,115 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
     idx = xp_for(input._device).asarray(idx)
     return _select("ModeBackward0", input, idx, d, not keepdim, return_types.mode)
 
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+    """:func:`median` of the values that are not NaN (NaN only where every value is NaN)."""
+    if dim is None:
+        flat = input._data.reshape(-1)
+        if flat.size == 0:
+            return wrap(xp_for(input._device).full((), math.nan, dtype=flat.dtype), input._device)
+        res = nanmedian(wrap(flat, input._device), 0).values  # a fresh tensor: nothing recorded
+        if needs_grad(input):  # ties share the gradient evenly, as for median()
+            out = SavedOutput(res)
+            record("NanmedianBackward0", res, (input,),
+                   lambda g: (g * wrap(_tie_weights(input._data, out.data, None),
+                                       input._device),), saved=(input, out))
+        return res
+    arr, d = _along(input, dim)
+    if arr.shape[d] == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    order = _argsort(arr, d, False)  # NaN sorts last
+    count = (~np.isnan(arr)).sum(axis=d, keepdims=True) if arr.dtype.kind == "f" else arr.shape[d]
+    k = np.maximum(count - 1, 0) // 2  # an all-NaN slice picks its first NaN
+    idx = np.take_along_axis(order, np.broadcast_to(k, order.shape[:d] + (1,) + order.shape[d + 1:]),
+                             axis=d)
+    return _select("NanmedianBackward1", input, idx, d, not keepdim, return_types.nanmedian)
+
+
+_QUANTILE_MODES = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: str,
+              ignore_nan: bool) -> Tensor:
+    """torch's ``quantile_compute``: sort, turn each q into a rank, gather the values around it
+    and ``lerp`` between them — ops with gradients, so the result is differentiable."""
+    if not isinstance(q, Tensor):
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
+        q = input.new_tensor(q) if input.dtype.is_floating_point else input.new_tensor(float(q))
+    if interpolation not in _QUANTILE_MODES:
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    ndim = input.dim()
+    wdim = wrap_dim(0 if dim is None else dim, ndim)
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if q.dim() > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if input.dtype not in (D.float32, D.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if q.dtype != input.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    check_same_device(input, q)
+    if not bool(((q >= 0) & (q <= 1)).all()):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    if dim is not None and ndim > 0:
+        out_shape = list(input.shape)
+        if keepdim:
+            out_shape[wdim] = 1
+        else:
+            del out_shape[wdim]
+    else:
+        out_shape = [1] * ndim if keepdim else []
+    out_shape.insert(0, q.numel())  # q as 1-d; a scalar q's dimension is squeezed at the end
+    if dim is None:
+        sorted_ = input.flatten().sort().values
+    elif wdim == ndim - 1:
+        sorted_ = input.sort().values
+    else:
+        sorted_ = input.unsqueeze(-1).transpose(wdim, -1).sort().values
+    sorted_ = sorted_.view(out_shape[1:] + [sorted_.size(-1)])  # (*out_shape without q, n)
+    if sorted_.size(-1) > 2 ** 24:
+        raise RuntimeError("quantile() input tensor is too large")
+    if ignore_nan:  # ranks among the values that are not NaN; all NaN: rank 0, a NaN result
+        ranks = q * (sorted_.isnan().logical_not_().sum(-1, True) - 1)
+        ranks.masked_fill_(ranks < 0, 0)
+    else:  # a NaN in the slice: the last rank, which holds it (NaN sorts last)
+        last = sorted_.size(-1) - 1
+        scaled, has_nan = broadcast_tensors(q * last, sorted_.isnan().any(-1, True))
+        ranks = scaled.masked_fill(has_nan, last)
+    if interpolation == "lower":
+        ranks.floor_()
+    elif interpolation == "higher":
+        ranks.ceil_()
+    elif interpolation == "nearest":
+        ranks.round_()
+    ranks_below = ranks.long()
+    values = sorted_.gather(-1, ranks_below)
+    if interpolation in ("linear", "midpoint"):
+        weights = (full_like(ranks, 0.5).masked_fill_(ranks.eq(ranks_below), 0)
+                   if interpolation == "midpoint" else ranks - ranks_below)
+        values_above = sorted_.gather(-1, ranks.ceil_().long())
+        values.lerp_(values_above, weights)
+    if q.dim() == 0:
+        values.squeeze_(-1)
+    else:
+        values.unsqueeze_(0).transpose_(0, -1).squeeze_(-1)
+    return values
+
+
+def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
+             interpolation: str = "linear", out: Tensor | None = None) -> Tensor:
+    """The ``q``-th quantiles (``q`` a number or a 1-d tensor in [0, 1]) over ``dim`` (all
+    elements by default), interpolating between the two nearest ranks; NaN if a slice holds NaN.
+    A 1-d ``q`` puts one result per ``q`` along a new first dimension."""
+    return _to_out(_quantile(input, q, dim, keepdim, interpolation, False), out)
+
+
+def nanquantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                interpolation: str = "linear", out: Tensor | None = None) -> Tensor:
+    """:func:`quantile` of the values that are not NaN (NaN only where every value is NaN)."""
+    return _to_out(_quantile(input, q, dim, keepdim, interpolation, True), out)
+
 
 # ============================================================================ unique and counting
 def _unique_sorted_fast(x: Tensor) -> tuple:
@@ -966,8 +1077,9 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
 
 # ============================================================================ Tensor methods
 for _fn in (sum, nansum, mean, nanmean, var, std, max, min, amax, amin, aminmax, argmax, argmin,
-            prod, cumsum, cumprod, logsumexp, median, mode, kthvalue, topk, sort, argsort, msort,
-            unique, unique_consecutive, count_nonzero, any, all):
+            prod, cumsum, cumprod, logsumexp, median, nanmedian, quantile, nanquantile, mode,
+            kthvalue, topk, sort, argsort, msort, unique, unique_consecutive, count_nonzero, any,
+            all):
     tensor_method(_fn.__name__)(_fn)
 del _fn
 

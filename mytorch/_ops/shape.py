@@ -1484,6 +1484,26 @@ def zero_(input: Tensor) -> Tensor:
                    (input,), lambda g: (_zeros_like(g),))
 
 
+def fill_diagonal_(input: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Set the main diagonal (``input[i, i, ...]``) to ``fill_value``; a tall matrix with
+    ``wrap=True`` starts the diagonal again every ``width + 1`` rows. Written as torch writes it:
+    ``fill_`` on ``as_strided`` views of ``input``, so autograd sees a ``CopySlices``."""
+    shape, strides = tuple(input.shape), input.stride()
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and any(n != shape[0] for n in shape[1:]):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()  # a Scalar argument: the value, never its graph
+    height, width, offset = shape[0], shape[1], input.storage_offset()
+    size, step = min(height, width), sum(strides)
+    input.as_strided((size,), (step,), offset).fill_(fill_value)
+    if wrap and len(shape) == 2 and height > width + 1:
+        wrap_size = (input.numel() + width) // (width + 1) - size
+        input.as_strided((wrap_size,), (step,), offset + strides[0] * (width + 1)).fill_(fill_value)
+    return input
+
+
 def _full_array(t: Tensor, v: Any) -> Any:
     """``v`` seen as an array of ``t``'s shape on ``t``'s device (a stride-0 view: no copy)."""
     xp = xp_for(t._device)
@@ -1492,6 +1512,7 @@ def _full_array(t: Tensor, v: Any) -> Any:
 
 tensor_method("fill_")(fill_)
 tensor_method("zero_")(zero_)
+tensor_method("fill_diagonal_")(fill_diagonal_)
 
 
 # ============================================================================ in-place view ops

@@ -11,6 +11,7 @@
 * ``function.py``     — custom operations: ``autograd.Function`` with ``ctx``
 * ``gradcheck.py``    — gradcheck / gradgradcheck: autograd against finite differences
 * ``variable.py``     — ``Variable``, the pre-0.4 wrapper: now it just returns a tensor
+* ``functional.py``   — jacobian, hessian, vjp, jvp, vhp, hvp of a whole function
 
 The package spans layers of mytorch's stack (docs/architecture.md). The graph machinery
 (``graph`` and its modules, ``anomaly_mode``, ``engine``, ``piece_op``) sits *below* the operations, which record
@@ -22,6 +23,7 @@ every other public name is looked up in its module on first use (PEP 562 ``__get
 """
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
@@ -55,6 +57,8 @@ def __getattr__(name: str) -> Any:
         from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
     elif name == "Variable":
         from .variable import Variable  # noqa: F401
+    elif name == "functional":  # the submodule (``from . import`` would come back here)
+        functional = importlib.import_module(f"{__name__}.functional")  # noqa: F841
     else:
         raise AttributeError(f"module 'mytorch.autograd' has no attribute '{name}'")
     found = {k: v for k, v in locals().items() if k != "name"}

@@ -9,7 +9,11 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .categorical import Categorical
 from .distribution import Distribution
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
 
-__all__ = ["Distribution", "Bernoulli", "Beta", "Categorical", "Normal", "Uniform", "constraints"]
+__all__ = ["Distribution", "Bernoulli", "Beta", "Categorical", "Independent", "MultivariateNormal",
+           "Normal", "Uniform", "constraints", "kl_divergence", "register_kl"]

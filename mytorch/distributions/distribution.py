@@ -9,6 +9,7 @@ from .._creation import tensor
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
 from . import constraints
+from .utils import lazy_property
 
 __all__ = ["Distribution", "broadcast_all"]
 
@@ -43,6 +44,9 @@ class Distribution:
             for param, constraint in self.arg_constraints.items():
                 if constraint is constraints.dependent:
                     continue
+                if param not in self.__dict__ and isinstance(getattr(type(self), param, None),
+                                                             lazy_property):
+                    continue  # a parameter computed from another one (validated there)
                 value = getattr(self, param)
                 if not bool(constraint.check(value).all()):
                     raise ValueError(

@@ -1,10 +1,33 @@
 """Conversions between probabilities and logits shared by the discrete distributions."""
 from __future__ import annotations
 
+from functools import update_wrapper
+from typing import Any, Callable
+
 from .. import _dtype as D
 from .._tensor import Tensor
+from ..autograd.grad_mode import enable_grad
 
-__all__ = ["clamp_probs", "logits_to_probs", "probs_to_logits"]
+__all__ = ["clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
+
+
+class lazy_property:  # noqa: N801 - torch's name
+    """A property computed on first use (with gradients recorded), then stored on the instance.
+
+    Argument validation skips a lazy parameter that was not given (``scale_tril`` of a
+    ``MultivariateNormal`` made from a covariance matrix)."""
+
+    def __init__(self, wrapped: Callable[[Any], Any]) -> None:
+        self.wrapped = wrapped
+        update_wrapper(self, wrapped)  # type: ignore[arg-type]
+
+    def __get__(self, instance: Any, obj_type: Any = None) -> Any:
+        if instance is None:
+            return self
+        with enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
 
 
 def clamp_probs(probs: Tensor) -> Tensor:

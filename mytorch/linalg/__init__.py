@@ -14,8 +14,9 @@ import numpy as np
 from .. import return_types as _return_types
 from .._device import xp_for
 from .._ops import reduction as _reduction
+from .._ops._operands import check_same_device
 from .._ops._variants import _to_out
-from .._ops.linalg import LinAlgError, _check_square, _mT, _rg, inverse, matmul
+from .._ops.linalg import LinAlgError, _check_square, _mT, _rg, _triangular_arrays, inverse, matmul
 from .._ops.linalg import cholesky as _cholesky
 from .._ops.linalg import cross as _cross
 from .._ops.linalg import det as _det
@@ -23,7 +24,8 @@ from .._ops.linalg import slogdet as _slogdet
 from .._tensor import Tensor, tensor_method, wrap
 from ..autograd.graph import SavedOutput, needs_grad, record, record_outputs, sum_to
 
-__all__ = ["LinAlgError", "inv", "det", "slogdet", "solve", "cholesky", "cross", "matmul",
+__all__ = ["LinAlgError", "inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "cross",
+           "matmul",
            "norm", "vector_norm", "matrix_norm", "svd", "svdvals", "pinv"]
 
 
@@ -92,6 +94,57 @@ def _solve(A: Tensor, B: Tensor) -> Tensor:
         record("LinalgSolveExBackward0", X, (A, B), backward,
                saved=(A, out) if _rg(A) else (A,))
     return X
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False, out: Tensor | None = None) -> Tensor:
+    """``X`` with ``A X = B`` (``X A = B`` if ``left=False``) for a triangular ``A``: only its
+    upper (``upper=True``) or lower triangle is read, and its diagonal is taken as ones when
+    ``unitriangular``. Batch dimensions broadcast. A zero on the diagonal gives inf/nan, no error.
+
+    Backward: ``g_B`` solves the system of ``Aᴴ`` (the other triangle); ``g_A = -g_B Xᴴ``
+    (``-Xᴴ g_B`` on the right), restricted to the triangle that was read.
+    """
+    name = "linalg.solve_triangular"
+    check_same_device(A, B)
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    n, m = A.shape[-2:]
+    if n != m:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {n} by {m} "
+                           "matrices")
+    if B.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
+    if A._data.dtype.kind not in "fc" or A._data.dtype.itemsize < 4:  # the kernel's types: A's
+        raise NotImplementedError(f'"triangular_solve_cpu" not implemented for \'{_cap_name(A.dtype)}\'')
+    a, b = A._data, B._data.astype(A._data.dtype, copy=False)  # B is cast to A's dtype
+    xp = xp_for(A._device)
+    if left:
+        arr = _triangular_arrays(xp, a, b, upper, unitriangular)
+    else:  # X A = B  <=>  Aᵀ Xᵀ = Bᵀ, whose matrix has the other triangle
+        arr = xp.swapaxes(_triangular_arrays(xp, xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2),
+                                             not upper, unitriangular), -1, -2)
+    X = wrap(arr, A._device)
+    if needs_grad(A, B):
+        sa, sb = tuple(A.shape), tuple(B.shape)
+        saved = SavedOutput(X)
+
+        def backward(g: Tensor) -> tuple:
+            gB = solve_triangular(_mT(A), g, upper=not upper, left=left,
+                                  unitriangular=unitriangular)
+            gA = None
+            if _rg(A):
+                gA = -gB.matmul(_mT(saved())) if left else -_mT(saved()).matmul(gB)
+                gA = gA.triu(int(unitriangular)) if upper else gA.tril(-int(unitriangular))
+                gA = sum_to(gA, sa).to(A.dtype)
+            return gA, (sum_to(gB, sb).to(B.dtype) if _rg(B) else None)
+
+        record("LinalgSolveTriangularBackward0", X, (A, B), backward,
+               saved=(A, saved) if _rg(A) else (A,))
+    return _to_out(X, out)
 
 
 # ------------------------------------------------------------------------ norms

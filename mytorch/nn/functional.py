@@ -49,6 +49,14 @@ from ._functional import distance as _distance  # noqa: E402
 from ._functional.distance import *  # noqa: E402,F401,F403
 
 __all__ += [*_distance.__all__]
+from ._functional import margin_loss as _margin_loss  # noqa: E402
+from ._functional.margin_loss import *  # noqa: E402,F401,F403
+
+__all__ += [*_margin_loss.__all__]
+from ._functional import likelihood as _likelihood  # noqa: E402
+from ._functional.likelihood import *  # noqa: E402,F401,F403
+
+__all__ += [*_likelihood.__all__]
 from ._functional import activation_more as _act_more  # noqa: E402
 from ._functional.activation_more import *  # noqa: E402,F401,F403
 

@@ -1,5 +1,5 @@
 """More activations: ``selu``, ``celu``, ``hardsigmoid``, ``hardswish``, ``mish``, ``softsign``,
-``tanhshrink``, ``hardshrink``, ``softshrink`` and ``threshold``.
+``tanhshrink``, ``hardshrink``, ``softshrink``, ``threshold``, ``glu`` and ``gumbel_softmax``.
 
 They follow ``activation.py``: the forward pass on the arrays, one autograd node named as torch
 names it, and a backward written with Tensor ops (or ``mask_grad`` where the derivative is a
@@ -16,17 +16,23 @@ its formula reads the result instead of the input).
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from ..._creation import empty_like, zeros_like
 from ..._ops import pointwise as _pw
-from ..._ops._operands import quietly
+from ..._ops._operands import quietly, wrap_dim
 from ..._ops.indexing import where
+from ..._ops.shape import cat
 from ..._tensor import Tensor, tensor_method, wrap
-from ...autograd.graph import mask_grad
+from ...autograd.grad_mode import no_grad
+from ...autograd.graph import mask_grad, needs_grad, record
 from .activation import _require_float, _unary
 
 __all__ = ["selu", "selu_", "celu", "celu_", "hardsigmoid", "hardswish", "mish", "softsign",
-           "tanhshrink", "hardshrink", "softshrink", "threshold", "threshold_"]
+           "tanhshrink", "hardshrink", "softshrink", "threshold", "threshold_", "glu",
+           "gumbel_softmax"]
 
 # Klambauer et al., "Self-Normalizing Neural Networks" (2017): the constants that keep the mean
 # and variance of activations near 0 and 1 through many layers.
@@ -216,3 +222,43 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
 def _hardshrink_method(self: Tensor, lambd: float = 0.5) -> Tensor:
     """``x.hardshrink(lambd)``, as ``nn.functional.hardshrink``."""
     return hardshrink(self, lambd)
+
+
+# ----------------------------------------------------------------------------- gated and Gumbel
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit: the first half of ``input`` along ``dim`` times the sigmoid of the
+    second half. One ``GluBackward0`` node, its backward written with Tensor ops."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = wrap_dim(dim, input.dim())
+    n = input.shape[d]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
+    with no_grad():
+        a, b = input.chunk(2, d)
+        res = a * b.sigmoid()
+    if needs_grad(input):
+        def backward(g: Tensor) -> tuple:
+            a, b = input.chunk(2, d)
+            sb = b.sigmoid()
+            return (cat([g * sb, g * a * sb * (1 - sb)], d),)
+
+        record("GluBackward0", res, (input,), backward, saved=(input,))
+    return res
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """A differentiable sample of a categorical distribution: ``softmax((logits + g) / tau)``
+    with Gumbel noise ``g = -log(E)``, ``E ~ Exp(1)``; ``hard=True`` returns the one-hot argmax
+    whose gradient is the soft sample's (straight-through), as torch writes it."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -empty_like(logits).exponential_().log()
+    gumbels = (logits + gumbels) / tau
+    y_soft = gumbels.softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

@@ -42,12 +42,9 @@ from ...autograd.grad_mode import STATE, no_grad
 from ...autograd.graph import depends_on, needs_grad, record
 from ...autograd.piece_op import as_op
 from .activation import _row_max, _row_sum, log_softmax
-from .distance import pairwise_distance
 
 __all__ = ["l1_loss", "mse_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div",
-           "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
-           "triplet_margin_loss"]
+           "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div"]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -799,76 +796,3 @@ def kl_div_loss(input, target, reduction, log_target):
     if reduction == "batchmean" and input.dim() > 0:
         return loss.sum() / input.size(0)
     return loss.sum()
-
-
-# ----------------------------------------------------------------------------- embedding losses
-# torch's composites (ATen's Loss.cpp), op for op: the same values and the same last nodes.
-def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
-                        size_average: bool | None = None, reduce: bool | None = None,
-                        reduction: str = "mean") -> Tensor:
-    """``max(0, -y·(x1 - x2) + margin)``: ``x1`` should rank above ``x2`` where ``y = 1``."""
-    reduction = _reduction(size_average, reduce, reduction)
-    if input1.dim() != input2.dim() or input1.dim() != target.dim():
-        raise RuntimeError("margin_ranking_loss : All input tensors should have same dimension "
-                           f"but got sizes: input1: {input1.size()}, input2: {input2.size()}, "
-                           f"target: {target.size()} ")
-    return _reduce((-target * (input1 - input2) + margin).clamp_min_(0), reduction)
-
-
-def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
-                         size_average: bool | None = None, reduce: bool | None = None,
-                         reduction: str = "mean") -> Tensor:
-    """``x`` where ``y = 1``, ``max(0, margin - x)`` where ``y = -1`` (``x`` a distance)."""
-    reduction = _reduction(size_average, reduce, reduction)
-    zeros = torch.zeros_like(input)
-    margin_clamp = (margin - input).clamp_min_(0)
-    output_margin = torch.where(target != 1, margin_clamp, zeros)
-    output_self = torch.where(target != -1, input, zeros)
-    return _reduce(output_margin + output_self, reduction)
-
-
-def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
-                          size_average: bool | None = None, reduce: bool | None = None,
-                          reduction: str = "mean") -> Tensor:
-    """``1 - cos(x1, x2)`` where ``y = 1``, ``max(0, cos(x1, x2) - margin)`` where ``y = -1``."""
-    reduction = _reduction(size_average, reduce, reduction)
-    targ_dim = target.dim()
-    if targ_dim not in (0, 1):
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    if targ_dim == 1 and not input1.dim() == input2.dim() == 2:
-        raise RuntimeError("1D target tensor expects 2D input tensors, but found inputs with "
-                           f"sizes {list(input1.shape)} and {list(input2.shape)}.")
-    if targ_dim == 0 and not input1.dim() == input2.dim() == 1:
-        raise RuntimeError("0D target tensor expects 1D input tensors, but found inputs with "
-                           f"sizes {list(input1.shape)} and {list(input2.shape)}.")
-    eps = 1e-12
-    prod_sum = (input1 * input2).sum(targ_dim)
-    mag_square1 = (input1 * input1).sum(targ_dim) + eps
-    mag_square2 = (input2 * input2).sum(targ_dim) + eps
-    cos = prod_sum / (mag_square1 * mag_square2).sqrt_()
-    zeros = torch.zeros_like(cos)
-    pos = 1 - cos
-    neg = (cos - margin).clamp_min_(0)
-    output = torch.where(target == 1, pos, zeros) + torch.where(target == -1, neg, zeros)
-    return _reduce(output, reduction)
-
-
-def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
-                        p: float = 2, eps: float = 1e-6, swap: bool = False,
-                        size_average: bool | None = None, reduce: bool | None = None,
-                        reduction: str = "mean") -> Tensor:
-    """``max(0, d(a, p) - d(a, n) + margin)`` with ``d`` the p-norm distance (``swap``: the
-    negative's distance is the smaller of ``d(a, n)`` and ``d(p, n)``)."""
-    reduction = _reduction(size_average, reduce, reduction)
-    if margin <= 0:
-        raise ValueError(f"margin must be greater than 0, got {margin}")
-    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
-    if not a_dim == p_dim == n_dim:
-        raise RuntimeError("The anchor, positive, and negative tensors are expected to have the "
-                           f"same number of dimensions, but got: anchor {a_dim}D, positive "
-                           f"{p_dim}D, and negative {n_dim}D inputs")
-    dist_pos = pairwise_distance(anchor, positive, p, eps)
-    dist_neg = pairwise_distance(anchor, negative, p, eps)
-    if swap:
-        dist_neg = torch.min(dist_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduce(torch.clamp_min(margin + dist_pos - dist_neg, 0), reduction)

@@ -39,7 +39,7 @@ from ...autograd.grad_mode import STATE, no_grad
 from ...autograd.graph import needs_grad, record, sum_to
 from ...autograd.piece_op import as_op
 
-__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "normalize", "rms_norm"]
+__all__ = ["batch_norm", "instance_norm", "layer_norm", "rms_norm", "group_norm", "normalize"]
 
 
 # ----------------------------------------------------------------------------- the fused kernel
@@ -431,7 +431,6 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
     return _normalize(input, axes, ns, weight, bias, eps, "NativeLayerNormBackward0")[0]
 
 
-# ----------------------------------------------------------------------------- rms_norm
 _RMS_WARNED: list[bool] = []
 _C10_NAMES = {D.float32: "float", D.float64: "double", D.float16: "c10::Half",
               D.bfloat16: "c10::BFloat16"}
@@ -439,29 +438,45 @@ _C10_NAMES = {D.float32: "float", D.float64: "double", D.float16: "c10::Half",
 
 def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
-    """Divide by the root mean square over the last ``len(normalized_shape)`` dims (no centring),
-    then scale by ``weight``: torch's composite, ``x * rsqrt(mean(x²) + eps) * weight``, with
-    ``eps`` the dtype's machine epsilon by default."""
+    """``x / sqrt(mean(x²) + eps) * weight`` over the last ``len(normalized_shape)`` dimensions:
+    LayerNorm without the centring (LLaMA's norm). ``eps`` defaults to the machine epsilon of the
+    dtype the math runs in. Composed of tensor ops, as torch's CPU version is (so its graph nodes
+    are torch's): half types are computed in float32, weight included, and cast back at the end."""
+    if not isinstance(normalized_shape, (tuple, list)):
+        raise TypeError("rms_norm(): argument 'normalized_shape' (position 2) must be tuple of "
+                        f"ints, not {type(normalized_shape).__name__}")
     ns = tuple(normalized_shape)
-    shape = input._data.shape
-    if len(shape) < len(ns) or shape[len(shape) - len(ns):] != ns:
+    k = len(ns)
+    _same_device(input, weight)
+    if k > input.dim():
+        raise ValueError(f"Input tensor must have at least {k} dimensions, but got {input.dim()}")
+    if tuple(input.shape[input.dim() - k:]) != ns:
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
-                           f"[*{', '.join(map(str, ns))}], but got input of size"
-                           f"{list(input.shape)}")
-    if weight is not None and weight._data.shape != ns:
-        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got "
-                           f"weight of shape {list(weight.shape)} and normalized_shape = {list(ns)}")
+                           f"[*{', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
+    if weight is not None and tuple(weight.shape) != ns:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight "
+                           f"of shape {list(weight.shape)} and normalized_shape = {list(ns)}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"rms_norm" not implemented for \'{_type_name(input)}\'')
     if weight is not None and weight.dtype is not input.dtype and not _RMS_WARNED:
         _RMS_WARNED.append(True)  # (torch warns once per process)
         warnings.warn(f"Mismatch dtype between input and weight: input dtype = "
                       f"{_C10_NAMES.get(input.dtype, input.dtype)}, weight dtype = "
                       f"{_C10_NAMES.get(weight.dtype, weight.dtype)}, Cannot dispatch to fused "
                       "implementation.", stacklevel=2)
+    upcast = input.float() if input.dtype.itemsize < 4 else input  # half types: float32 math
     if eps is None:
-        eps = float(np.finfo(np.float64 if input.dtype is D.float64 else np.float32).eps)
-    dims = tuple(range(input.dim() - len(ns), input.dim()))
-    result = input * input.pow(2).mean(dims, keepdim=True).add_(eps).rsqrt()
-    return result if weight is None else (result * weight).type_as(input)
+        eps = float(np.finfo(upcast._data.dtype).eps)
+    dims = tuple(range(input.dim() - k, input.dim()))
+    result = upcast.mul(upcast.pow(2).mean(dims, keepdim=True).add_(eps).rsqrt())
+    if weight is not None:
+        result = result.mul(weight)
+    return result.type_as(input)
+
+
+def _type_name(t: Tensor) -> str:
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}.get(t.dtype.name, t.dtype.name)
 
 
 # ----------------------------------------------------------------------------- group_norm

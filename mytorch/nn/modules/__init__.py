@@ -22,7 +22,7 @@ __all__ += [*_conv.__all__, *_fold.__all__, *_padding.__all__, *_ps.__all__, *_p
 
 from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax,  # noqa: E402
                          PReLU, ReLU6, RReLU, SiLU, Softmax, Softmin, Softplus)
-from .activation import (CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Mish,  # noqa: E402
+from .activation import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Mish,  # noqa: E402
                          Softshrink, Softsign, Tanhshrink, Threshold)
 from .attention import MultiheadAttention  # noqa: E402
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm  # noqa: E402
@@ -33,21 +33,23 @@ from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBas
 from .sparse import Embedding, EmbeddingBag  # noqa: E402
 
 __all__ += ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "PReLU", "ReLU6", "RReLU",
-            "SiLU", "Softmax", "Softmin", "Softplus", "CELU", "SELU", "Hardshrink", "Hardsigmoid",
+            "SiLU", "Softmax", "Softmin", "Softplus", "CELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid",
             "Hardswish", "Mish", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "MultiheadAttention", "BatchNorm1d", "BatchNorm2d", "SyncBatchNorm",
             "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d",
             "InstanceNorm2d", "InstanceNorm3d", "GroupNorm", "LayerNorm", "RMSNorm", "GRU", "LSTM", "RNN",
             "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase", "Embedding", "EmbeddingBag"]
-from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss,  # noqa: E402
-                   L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
-from .batchnorm import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d  # noqa: E402
-from .loss import (CosineEmbeddingLoss, HingeEmbeddingLoss, MarginRankingLoss,  # noqa: E402
-                   TripletMarginLoss)
+from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,  # noqa: E402
+                   GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
+                   MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, NLLLoss, PoissonNLLLoss,
+                   SmoothL1Loss, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
 
 __all__ += ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
-            "MSELoss", "NLLLoss", "SmoothL1Loss", "CosineEmbeddingLoss", "HingeEmbeddingLoss",
-            "MarginRankingLoss", "TripletMarginLoss", "LazyBatchNorm1d", "LazyBatchNorm2d",
-            "LazyBatchNorm3d"]
+            "MSELoss", "NLLLoss", "SmoothL1Loss", "MarginRankingLoss", "HingeEmbeddingLoss",
+            "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+            "SoftMarginLoss", "MultiLabelSoftMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss"]
+from .batchnorm import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d  # noqa: E402
+
+__all__ += ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: E402
                           TransformerEncoder, TransformerEncoderLayer)

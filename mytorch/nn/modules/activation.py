@@ -20,7 +20,7 @@ from .module import Module
 __all__ = ["ReLU", "Sigmoid", "Tanh", "LeakyReLU", "RReLU", "PReLU", "ELU", "GELU", "SiLU", "Softplus",
            "LogSigmoid", "Hardtanh", "ReLU6", "Softmax", "LogSoftmax", "Softmin", "SELU", "CELU",
            "Hardsigmoid", "Hardswish", "Mish", "Softsign", "Tanhshrink", "Hardshrink",
-           "Softshrink", "Threshold"]
+           "Softshrink", "Threshold", "GLU"]
 
 
 
@@ -386,3 +386,20 @@ class Threshold(Module):
 
     def extra_repr(self) -> str:
         return f"threshold={self.threshold}, value={self.value}{_inplace_suffix(self.inplace)}"
+
+
+class GLU(Module):
+    """Gated linear unit: one half of the input along ``dim`` times the sigmoid of the other."""
+
+    __constants__ = ["dim"]
+    dim: int
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _Fm.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"

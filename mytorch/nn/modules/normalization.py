@@ -1,5 +1,6 @@
-"""``LayerNorm`` (normalise each sample over its last dims) and ``GroupNorm`` (over channel
-groups). Unlike BatchNorm they use no batch statistics, so train and eval behave the same."""
+"""``LayerNorm`` (normalise each sample over its last dims), ``RMSNorm`` (the same without
+centring) and ``GroupNorm`` (over channel groups). Unlike BatchNorm they use no batch
+statistics, so train and eval behave the same."""
 from __future__ import annotations
 
 import numbers
@@ -63,6 +64,38 @@ class LayerNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
+class RMSNorm(Module):
+    """Divide by the root mean square over the trailing ``normalized_shape`` dims, then scale
+    by ``weight`` (no bias); ``eps=None`` uses the input dtype's machine epsilon."""
+
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(self, normalized_shape: int | Sequence[int], eps: float | None = None,
+                 elementwise_affine: bool = True, device: Any = None, dtype: Any = None) -> None:
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        self.register_parameter("weight", Parameter(empty(self.normalized_shape, **factory_kwargs))
+                                if elementwise_affine else None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """``weight = 1``."""
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
 class GroupNorm(Module):
     """Split ``num_channels`` into ``num_groups`` groups and normalise each group per sample."""
 
@@ -91,32 +124,3 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
-
-
-class RMSNorm(Module):
-    """Root-mean-square normalisation over the trailing ``normalized_shape`` dims (LLaMA's norm):
-    no centring and no bias; ``weight`` (ones) scales the result."""
-
-    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
-
-    def __init__(self, normalized_shape: int | Sequence[int], eps: float | None = None,
-                 elementwise_affine: bool = True, device: Any = None, dtype: Any = None) -> None:
-        factory_kwargs = {"device": device, "dtype": dtype}
-        super().__init__()
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        _affine_parameters(self, self.normalized_shape, elementwise_affine, False, factory_kwargs)
-
-    def reset_parameters(self) -> None:
-        """``weight = 1``."""
-        _reset_affine(self)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return rms_norm(x, self.normalized_shape, self.weight, self.eps)
-
-    def extra_repr(self) -> str:
-        return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")

@@ -1,5 +1,8 @@
 """``nn.utils.parametrizations``: ready-made parametrizations (:mod:`.parametrize`).
 
+``weight_norm(module)`` stores ``g`` and ``v`` (``original0``, ``original1``) and computes
+``w = g · v / ‖v‖`` on each read: the current form of :mod:`.weight_norm`.
+
 ``spectral_norm(module)`` is the current form of spectral normalisation; the older
 ``nn.utils.spectral_norm`` (a forward pre-hook and ``weight_orig``/``weight_u``/``weight_v``
 attributes) is kept by torch for old code only.
@@ -11,7 +14,7 @@ step of *power iteration* per read in training mode (vectors ``_u``, ``_v`` stor
 """
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
@@ -19,8 +22,9 @@ from .._functional.normalization import normalize
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module
 from . import parametrize
+from .weight_norm import _weight_norm, norm_except_dim
 
-__all__ = ["spectral_norm"]
+__all__ = ["spectral_norm", "weight_norm"]
 
 T_module = TypeVar("T_module", bound=Module)
 
@@ -93,4 +97,36 @@ def spectral_norm(module: T_module, name: str = "weight", n_power_iterations: in
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     parametrize.register_parametrization(module, name,
                                          _SpectralNorm(weight, n_power_iterations, dim, eps))
+    return module
+
+
+class _WeightNorm(Module):
+    """``g · v / ‖v‖`` from the two stored tensors; assigning ``w`` stores ``(‖w‖, w)``."""
+
+    def __init__(self, dim: int | None = 0) -> None:
+        super().__init__()
+        self.dim = -1 if dim is None else dim
+
+    def forward(self, weight_g: Tensor, weight_v: Tensor) -> Tensor:
+        return _weight_norm(weight_v, weight_g, self.dim)
+
+    def right_inverse(self, weight: Tensor) -> tuple[Tensor, Tensor]:
+        return norm_except_dim(weight, 2, self.dim), weight
+
+
+def weight_norm(module: T_module, name: str = "weight", dim: int | None = 0) -> T_module:
+    """Parametrize ``module.<name>`` as ``g · v / ‖v‖`` (``parametrizations.<name>.original0``
+    is ``g``, ``original1`` is ``v``); returns ``module``. A state dict saved with the older
+    ``weight_g``/``weight_v`` names still loads."""
+    parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def _weight_norm_compat_hook(state_dict: dict, prefix: str, local_metadata: Any, strict: bool,
+                                 missing_keys: list, unexpected_keys: list,
+                                 error_msgs: list) -> None:
+        g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
+
+    module._register_load_state_dict_pre_hook(_weight_norm_compat_hook)
     return module

@@ -73,13 +73,26 @@ class ParametrizationList(ModuleList):
             for module in reversed(self):
                 if hasattr(module, "right_inverse"):
                     new = module.right_inverse(new)
-        if not isinstance(new, Tensor):
-            raise ValueError("'right_inverse' must return a Tensor (returning several tensors "
-                             "is not supported by mytorch)")
-        self.is_tensor = True
-        if new is not original:
-            _assign(original, new)
-        _register_parameter_or_buffer(self, "original", original)
+        if isinstance(new, Tensor):
+            self.is_tensor = True
+            if new is not original:
+                _assign(original, new)
+            _register_parameter_or_buffer(self, "original", original)
+        else:  # several tensors (weight_norm's g and v): original0, original1, ...
+            if not isinstance(new, Sequence):
+                raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors "
+                                 f"(list, tuple...). Got {type(new).__name__}")
+            self.is_tensor = False
+            self.ntensors = len(new)
+            for i, originali in enumerate(new):
+                if not isinstance(originali, Tensor):
+                    raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors "
+                                     f"(list, tuple...). Got element {i} of the sequence with type "
+                                     f"{type(originali).__name__}.")
+                if isinstance(original, Parameter):
+                    originali = Parameter(originali, original.requires_grad)
+                originali.requires_grad_(original.requires_grad)
+                _register_parameter_or_buffer(self, f"original{i}", originali)
         if not unsafe:
             z = self()
             if not isinstance(z, Tensor):
@@ -99,10 +112,23 @@ class ParametrizationList(ModuleList):
             for module in reversed(self):
                 if hasattr(module, "right_inverse"):
                     value = module.right_inverse(value)
-            _assign(self.original, value)
+            if self.is_tensor:
+                _assign(self.original, value)
+                return
+            if not isinstance(value, Sequence):
+                raise ValueError(f"'right_inverse' must return a sequence of tensors. Got "
+                                 f"{type(value).__name__}.")
+            if len(value) != self.ntensors:
+                raise ValueError(f"'right_inverse' must return a sequence of tensors of length "
+                                 f"{self.ntensors}. Got a sequence of length {len(value)}.")
+            for i, tensor in enumerate(value):
+                _assign(getattr(self, f"original{i}"), tensor)
 
     def forward(self) -> Tensor:
-        x = self[0](self.original)
+        if self.is_tensor:
+            x = self[0](self.original)
+        else:
+            x = self[0](*(getattr(self, f"original{i}") for i in range(self.ntensors)))
         for module in list(self)[1:]:
             x = module(x)
         return x
@@ -199,11 +225,20 @@ def remove_parametrizations(module: Module, tensor_name: str,
     if not is_parametrized(module, tensor_name):
         raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
     parametrizations = module.parametrizations[tensor_name]
-    original = parametrizations.original
-    if leave_parametrized:
+    if parametrizations.is_tensor:
+        original = parametrizations.original
+        if leave_parametrized:
+            with no_grad():
+                t = getattr(module, tensor_name)
+            _assign(original, t)
+    elif leave_parametrized:  # a fresh tensor holds the value the originals stood for
         with no_grad():
             t = getattr(module, tensor_name)
-        _assign(original, t)
+        original = Parameter(t.detach(), t.requires_grad) if isinstance(
+            parametrizations.original0, Parameter) else t.detach()
+    else:
+        raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor that "
+                         "is parametrized in terms of a sequence of tensors.")
     delattr(module.__class__, tensor_name)
     del module.parametrizations[tensor_name]
     _register_parameter_or_buffer(module, tensor_name, original)
