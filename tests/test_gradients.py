@@ -110,6 +110,8 @@ def SPD(n: int) -> np.ndarray:
     return a @ a.T + n * np.eye(n)
 
 
+CHOL3 = np.linalg.cholesky(SPD(3))  # a lower Cholesky factor
+SIGNS = np.array([[1.0, -1.0, 1.0], [-1.0, -1.0, 1.0]])  # margin-loss targets
 W3 = R(3, seed=9)  # fixed weights for the second-derivative cases
 
 
@@ -275,6 +277,8 @@ CASES: dict[str, list[G]] = {
     "MedianBackward0": [G(lambda t, a: a.median(), [D(5)])],
     "MedianBackward1": [G(lambda t, a: a.median(1).values, [D(2, 5)])],
     "ModeBackward0": [G(lambda t, a: a.mode(1).values, [D(2, 5)])],
+    "NanmedianBackward0": [G(lambda t, a: a.nanmedian(), [D(2, 5)])],
+    "NanmedianBackward1": [G(lambda t, a: a.nanmedian(1).values, [D(2, 5)])],
     # ------------------------------------------------------------------ shapes and views
     "ViewBackward0": [G(lambda t, a: a.view(3, 2), [R(2, 3)]),
                       # einsum: a letter summed away over two operands ends in bmm and a view
@@ -386,6 +390,13 @@ CASES: dict[str, list[G]] = {
     "LinalgCrossBackward0": [G(lambda t, a, b: t.linalg.cross(a, b), [R(2, 3), R(2, 3)])],
     "LinalgCholeskyExBackward0": [G(lambda t, a: t.linalg.cholesky(a), [SPD(3)], "nogc")],
     "LinalgSolveExBackward0": [G(lambda t, a, b: t.linalg.solve(a, b), [SPD(3), R(3, 2)])],
+    "LinalgSolveTriangularBackward0": [
+        G(lambda t, a, b: t.linalg.solve_triangular(a, b, upper=False), [CHOL3, R(3, 2)]),
+        G(lambda t, a, b: t.linalg.solve_triangular(a, b, upper=True, left=False), [CHOL3.T, R(2, 3)])],
+    # torch's gradient for the factor is not confined to its triangle (finite differences of the
+    # unread triangle are 0), so these compare with torch only
+    "CholeskySolveBackward0": [G(lambda t, b, l: t.cholesky_solve(b, l), [R(3, 2), CHOL3], "nogc")],
+    "CholeskyInverseBackward0": [G(lambda t, l: t.cholesky_inverse(l), [CHOL3], "nogc")],
     # matrix_norm(ord=2 / -2 / 'nuc') reduces the S of a differentiable SVD, as in torch
     "LinalgSvdBackward0": [G(lambda t, a: t.linalg.matrix_norm(a, ord=2), [R(3, 3)]),
                            G(lambda t, a: t.linalg.matrix_norm(a, ord="nuc"), [R(4, 3)]),
@@ -427,6 +438,13 @@ CASES: dict[str, list[G]] = {
     "EluBackward0": [G(lambda t, a: nnf(t).elu(a), [R(4)])],
     "EluBackward1": [G(lambda t, a: nnf(t).elu_(a * 1, 0.7), [R(4)])],
     "LeakyReluBackward1": [G(lambda t, a: nnf(t).leaky_relu_(a * 1, 0.1), [R(4)])],
+    "GluBackward0": [G(lambda t, a: nnf(t).glu(a, -1), [R(2, 4)]),
+                     G(lambda t, a: nnf(t).glu(a, 0), [R(4, 3)])],
+    "SoftMarginLossBackward0": [G(lambda t, a: nnf(t).soft_margin_loss(a, t.tensor(SIGNS)), [R(2, 3)]),
+                                G(lambda t, a: nnf(t).soft_margin_loss(a, t.tensor(SIGNS),
+                                                                        reduction="none"), [R(2, 3)])],
+    "WeightNormInterfaceBackward0": [G(lambda t, v, g: t._weight_norm(v, g, 0), [R(3, 4), P(3, 1)]),
+                                     G(lambda t, v, g: t._weight_norm(v, g, 1), [R(3, 4), P(1, 4)])],
     "RreluWithNoiseBackward0": [G(lambda t, a: nnf(t).rrelu(a, 0.1, 0.4), [R(5)])],
     "RreluWithNoiseBackward1": [G(lambda t, a: nnf(t).rrelu_(a * 1), [R(5)])],
     "RreluWithNoiseBackwardBackward0": [G(second(lambda t, x: nnf(t).rrelu(x)), [R(3)])],
