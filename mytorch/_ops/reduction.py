@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import math
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -817,19 +818,25 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     return _select("KthvalueBackward0", input, idx, d, not keepdim, return_types.kthvalue)
 
 
+def _median_of_all(input: Tensor, along: Callable, name: str) -> Tensor:
+    """``median``/``nanmedian`` of every element: ``along`` dim 0 of the flattened values, with
+    one node on ``input`` whose ties share the gradient evenly (as for max())."""
+    flat = input._data.reshape(-1)
+    if flat.size == 0:
+        return wrap(xp_for(input._device).full((), math.nan, dtype=flat.dtype), input._device)
+    res = along(wrap(flat, input._device), 0).values  # a fresh tensor: nothing recorded
+    if needs_grad(input):
+        out = SavedOutput(res)
+        record(name, res, (input,),
+               lambda g: (g * wrap(_tie_weights(input._data, out.data, None), input._device),),
+               saved=(input, out))
+    return res
+
+
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median; NaN if there is one. With ``dim``: ``(values, indices)``."""
     if dim is None:
-        flat = input._data.reshape(-1)
-        if flat.size == 0:
-            return wrap(xp_for(input._device).full((), math.nan, dtype=flat.dtype), input._device)
-        res = median(wrap(flat, input._device), 0).values  # a fresh tensor: nothing recorded
-        if needs_grad(input):  # ties share the gradient evenly, as for max()
-            out = SavedOutput(res)
-            record("MedianBackward0", res, (input,),
-                   lambda g: (g * wrap(_tie_weights(input._data, out.data, None),
-                                       input._device),), saved=(input, out))
-        return res
+        return _median_of_all(input, median, "MedianBackward0")
     arr, d = _along(input, dim)
     idx = _argsort(arr, d, False).take([(arr.shape[d] - 1) // 2], axis=d)
     if arr.dtype.kind == "f":  # a NaN anywhere in a slice makes its median NaN
@@ -856,19 +863,11 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
     idx = xp_for(input._device).asarray(idx)
     return _select("ModeBackward0", input, idx, d, not keepdim, return_types.mode)
 
+
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """:func:`median` of the values that are not NaN (NaN only where every value is NaN)."""
     if dim is None:
-        flat = input._data.reshape(-1)
-        if flat.size == 0:
-            return wrap(xp_for(input._device).full((), math.nan, dtype=flat.dtype), input._device)
-        res = nanmedian(wrap(flat, input._device), 0).values  # a fresh tensor: nothing recorded
-        if needs_grad(input):  # ties share the gradient evenly, as for median()
-            out = SavedOutput(res)
-            record("NanmedianBackward0", res, (input,),
-                   lambda g: (g * wrap(_tie_weights(input._data, out.data, None),
-                                       input._device),), saved=(input, out))
-        return res
+        return _median_of_all(input, nanmedian, "NanmedianBackward0")
     arr, d = _along(input, dim)
     if arr.shape[d] == 0:
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
