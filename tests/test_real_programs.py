@@ -1504,12 +1504,30 @@ def _printed(program, **kw):
     return outs
 
 
+def _last_digit(token: str) -> float:
+    """The value of one unit in the last printed decimal of ``token`` (0.905 → 0.001,
+    1.50e-01 → 0.001); 0 without decimals, where only the tolerance applies."""
+    mantissa, _, exponent = token.lower().partition("e")
+    decimals = mantissa.partition(".")[2]
+    if not decimals:  # "7", or torch's "1." for an integral float
+        return 0.0
+    return 10.0 ** (int(exponent or 0) - len(decimals)) * (1 + 1e-9)  # (0.905 - 0.904 > 0.001)
+
+
 def _same_printout(mine: str, ref: str, rtol=1e-4, atol=1e-4) -> None:
+    """Same text once numbers are taken out; numbers within the tolerance, or one unit of their
+    last printed decimal (a value within tolerance can round to either side of a printed digit)."""
     text_m, text_r = (" ".join(_NUMBER.sub("#", t).split()) for t in (mine, ref))
     assert text_m == text_r, f"mytorch printed:\n{mine}\ntorch printed:\n{ref}"
-    nums_m, nums_r = (np.array([float(x) for x in _NUMBER.findall(t)]) for t in (mine, ref))
-    np.testing.assert_allclose(nums_m, nums_r, rtol=rtol, atol=atol,
-                               err_msg=f"mytorch printed:\n{mine}\ntorch printed:\n{ref}")
+    tokens_m, tokens_r = _NUMBER.findall(mine), _NUMBER.findall(ref)
+    nums_m, nums_r = (np.array([float(x) for x in t]) for t in (tokens_m, tokens_r))
+    digit = np.array([max(_last_digit(a), _last_digit(b)) for a, b in zip(tokens_m, tokens_r)])
+    with np.errstate(invalid="ignore"):
+        off = ~((nums_m == nums_r) | (np.isnan(nums_m) & np.isnan(nums_r))
+                | (np.abs(nums_m - nums_r) <= np.maximum(atol + rtol * np.abs(nums_r), digit)))
+    assert not off.any(), (f"numbers differ at {np.flatnonzero(off).tolist()}: "
+                           f"{nums_m[off].tolist()} vs {nums_r[off].tolist()}\n"
+                           f"mytorch printed:\n{mine}\ntorch printed:\n{ref}")
 
 
 def _check_printed(program, rtol=1e-4, atol=1e-4, **kw):
@@ -2194,7 +2212,10 @@ def accumulate_autocast_checkpoint(torch, images, labels):
 
 def test_accumulate_autocast_checkpoint(digits):
     images, labels = digits
-    out = _check_printed(accumulate_autocast_checkpoint, images=images, labels=labels)
+    # bfloat16 keeps 8 bits: a float32 BLAS that sums in another order flips roundings, so the
+    # losses of later epochs agree to bfloat16's precision (2**-7), not float32's
+    out = _check_printed(accumulate_autocast_checkpoint, rtol=2 ** -7, images=images,
+                         labels=labels)
     assert "torch.bfloat16 torch.float32 True" in out and "early stopping" in out
 
 
