@@ -4320,10 +4320,10 @@ def style_transfer(torch, images):
     input_img.requires_grad_(True)
     model.eval()
     model.requires_grad_(False)
-    optimizer = optim.LBFGS([input_img])
+    optimizer = optim.LBFGS([input_img], max_iter=6)  # the tutorial's 20: see the test
     run = [0]
     log = []
-    num_steps = 10
+    num_steps = 6
     while run[0] <= num_steps:
         def closure():
             with torch.no_grad():
@@ -4353,7 +4353,8 @@ def style_transfer(torch, images):
 def test_style_transfer(digits):
     images, _ = digits
     # LBFGS on the image amplifies float32 rounding: in torch itself, inputs moved by 1e-6
-    # change the image by 1e-4 after ten steps (and by 30% after twenty)
+    # change the logged losses by 1e-3 after 20 closure calls (a BLAS that sums in another order
+    # moved them by 1.5e-3 in the second environment), by 3e-4 after the 12 run here
     mine, ref = _both(style_transfer, images=images)
     _close(mine, ref, rtol=1e-3, atol=1e-3)
 
