@@ -197,6 +197,19 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
+def _zero_ranked(t: Tensor, default_mask: Tensor, amount: float, scores: Any,
+                 largest: bool) -> Tensor:
+    """``default_mask`` with the ``amount`` entries of ``t`` that rank first by ``scores()``
+    (drawn only when something is pruned, as torch draws its random scores) set to 0."""
+    nparams_toprune = _compute_nparams_toprune(amount, t.nelement())
+    _validate_pruning_amount(nparams_toprune, t.nelement())
+    mask = default_mask.clone()
+    if nparams_toprune != 0:
+        topk = scores().view(-1).topk(k=nparams_toprune, largest=largest)
+        mask.view(-1)[topk.indices] = 0
+    return mask
+
+
 class RandomUnstructured(BasePruningMethod):
     """Prunes ``amount`` entries chosen at random."""
 
@@ -207,13 +220,7 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        nparams_toprune = _compute_nparams_toprune(self.amount, t.nelement())
-        _validate_pruning_amount(nparams_toprune, t.nelement())
-        mask = default_mask.clone()
-        if nparams_toprune != 0:
-            topk = rand_like(t).view(-1).topk(k=nparams_toprune)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        return _zero_ranked(t, default_mask, self.amount, lambda: rand_like(t), largest=True)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: float) -> BasePruningMethod:  # type: ignore[override]
@@ -230,13 +237,7 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        nparams_toprune = _compute_nparams_toprune(self.amount, t.nelement())
-        _validate_pruning_amount(nparams_toprune, t.nelement())
-        mask = default_mask.clone()
-        if nparams_toprune != 0:
-            topk = t.abs().view(-1).topk(k=nparams_toprune, largest=False)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        return _zero_ranked(t, default_mask, self.amount, t.abs, largest=False)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: float,  # type: ignore[override]
